@@ -1,0 +1,146 @@
+"""The door from server/ into storage: what a topic and a subscription may ask of a managed ledger.
+
+server/ codes against these Protocols only; managed_ledger/ provides the implementations.
+Every coroutine runs on the broker's event loop; none of them blocks it (disk work happens on
+storage threads and completes loop futures).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Mapping, Protocol
+
+from .position import Entry, InitialPosition, Position
+
+
+class ManagedCursor(Protocol):
+    """A subscription's place in a ledger: mark-delete, read position and acknowledged holes."""
+
+    name: str
+    durable: bool
+
+    @property
+    def mark_delete_position(self) -> Position:
+        """Everything at or before this position is acknowledged."""
+
+    @property
+    def read_position(self) -> Position:
+        """The next position a read returns (entries already deleted are skipped)."""
+
+    async def read_entries_or_wait(self, max_entries: int) -> list[Entry]:
+        """Up to max_entries not-yet-deleted entries from the read position, waiting until at
+        least one exists; advances the read position. Cancelled by cancel_pending_read()
+        (then returns [])."""
+
+    def cancel_pending_read(self) -> None: ...
+
+    def has_more_entries(self) -> bool:
+        """True when the read position is at or before the last confirmed entry."""
+
+    def seek(self, read_position: Position) -> None:
+        """Move the read position (e.g. to redeliver); acknowledgement state is unchanged."""
+
+    def rewind(self) -> None:
+        """Read position back to the first entry after mark-delete."""
+
+    def mark_delete(self, position: Position) -> None:
+        """Cumulative acknowledgement up to and including position. Persisted in batches."""
+
+    def delete(self, positions: Iterable[Position]) -> None:
+        """Individual acknowledgements; a contiguous acked prefix moves mark-delete."""
+
+    def is_deleted(self, position: Position) -> bool: ...
+
+    def set_batch_ack_set(self, position: Position, ack_set: list[int]) -> None:
+        """Remember a partial batch acknowledgement (bits SET = still unacked), persisted."""
+
+    def batch_ack_set(self, position: Position) -> list[int] | None: ...
+
+    async def reset(self, position: Position) -> None:
+        """Seek: mark-delete to just before position, forget acks after it, read from
+        position. Returns once the new state is persisted."""
+
+    def backlog(self) -> int:
+        """Entries after mark-delete up to the last confirmed entry that are not deleted."""
+
+    async def flush(self) -> None:
+        """Persist pending acknowledgement state now."""
+
+
+class ManagedLedger(Protocol):
+    """A topic's log: a sequence of ledgers of entries, with named cursors."""
+
+    name: str
+
+    @property
+    def last_confirmed_entry(self) -> Position:
+        """Last durable entry; (current ledger, -1) on a ledger that never held an entry."""
+
+    @property
+    def number_of_entries(self) -> int: ...
+
+    @property
+    def total_size(self) -> int: ...
+
+    @property
+    def cursors(self) -> Mapping[str, ManagedCursor]:
+        """The durable cursors, including those recovered on open."""
+
+    async def add_entry(self, data: bytes) -> Position:
+        """Append one entry; resolves only once it is on disk (fsync)."""
+
+    async def read_entry(self, position: Position) -> Entry | None: ...
+
+    async def read_entries(self, start: Position, max_entries: int) -> list[Entry]:
+        """Entries from start (inclusive) onwards, crossing ledgers; [] beyond the end."""
+
+    def first_position(self) -> Position:
+        """The first readable position (after the last confirmed entry when empty)."""
+
+    def next_position(self, position: Position) -> Position: ...
+
+    async def open_cursor(self, name: str, initial_position: InitialPosition) -> ManagedCursor:
+        """Open (creating if needed) a durable cursor."""
+
+    def new_non_durable_cursor(self, name: str, start: Position) -> ManagedCursor:
+        """An in-memory cursor whose first read returns start (inclusive); EARLIEST and
+        LATEST sentinels are accepted."""
+
+    async def delete_cursor(self, name: str) -> None: ...
+
+    async def find_newest_matching(self, condition: Callable[[Entry], bool]) -> Position | None:
+        """Last position whose entry satisfies condition, where condition holds for a prefix
+        of the log (binary search). None when the first entry already fails it."""
+
+    def ledgers_info(self) -> list[tuple[int, int, int]]:
+        """(ledger_id, entries, size) per ledger, oldest first."""
+
+    async def close(self) -> None: ...
+
+
+class MetadataStore(Protocol):
+    """Versioned key/value tree (paths like /a/b): local by default, ZooKeeper in a cluster."""
+
+    async def get(self, path: str) -> tuple[bytes, int] | None: ...
+
+    async def put(self, path: str, value: bytes, expected_version: int | None = None) -> int:
+        """Store value; -1 as expected_version means "must not exist". Returns the new version."""
+
+    async def delete(self, path: str, expected_version: int | None = None) -> None: ...
+
+    async def children(self, path: str) -> list[str]: ...
+
+
+class ManagedLedgerFactory(Protocol):
+    """Opens managed ledgers by name over one storage engine."""
+
+    metadata_store: MetadataStore
+
+    async def open_ledger(self, name: str) -> ManagedLedger:
+        """Open or create; the same instance while it stays open."""
+
+    async def list_ledgers(self) -> list[str]: ...
+
+    async def delete_ledger(self, name: str) -> None: ...
+
+    async def close(self) -> None: ...
+
