@@ -1,0 +1,198 @@
+"""Sans-IO framing of the Pulsar binary protocol: bytes in, commands out, and back.
+
+Frames are ``[u32 total][u32 cmdSize][BaseCommand]`` and, for SEND and MESSAGE,
+``... [BaseCommand][entry]`` where the entry runs from the checksum magic to the end
+of the frame (see ``protocol.entry``). Integers are big-endian; ``total`` counts
+everything after itself.
+
+Like h11, nothing here touches a socket: the connection feeds received bytes to a
+``FrameDecoder`` and writes what ``encode_command`` / ``encode_payload_frame`` return.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections import deque
+from dataclasses import dataclass
+
+from google.protobuf.message import DecodeError
+
+from protocol import pulsar_api_pb2 as pb
+from protocol.entry import entry_from_frame_payload
+from protocol.errors import ProtocolError
+
+__all__ = ["Frame", "FrameDecoder", "ProtocolError", "encode_command", "encode_payload_frame"]
+
+_U32 = struct.Struct(">I")
+_SIZES = struct.Struct(">II")
+
+PAYLOAD_COMMANDS = frozenset({pb.BaseCommand.SEND, pb.BaseCommand.MESSAGE})
+"""Command types followed by an entry inside the same frame."""
+
+# Every BaseCommand sub-command sits at the field number equal to its type value.
+_SUBCOMMAND_FIELD = {
+    value: pb.BaseCommand.DESCRIPTOR.fields_by_number[value].name
+    for value in pb.BaseCommand.Type.values()
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One decoded frame.
+
+    ``entry`` is set for SEND/MESSAGE only: the bytes from the magic onward, ready to
+    store. ``checksum_ok`` is False when such an entry's CRC32C does not match; the
+    broker then answers SEND_ERROR ChecksumError instead of storing it.
+    """
+
+    command: pb.BaseCommand
+    entry: bytes | None = None
+    checksum_ok: bool = True
+
+
+class FrameDecoder:
+    """Reassembles frames from arbitrary chunks of received bytes.
+
+    Chunks are kept as received and whole frames are sliced out of them; bytes are
+    joined only for a frame that straddles chunks, and only that frame's bytes.
+    After a ``ProtocolError`` the stream is out of sync for good, so the decoder
+    stays failed and every later call raises.
+    """
+
+    __slots__ = ("_max_frame_size", "_chunks", "_offset", "_buffered", "_failure")
+
+    def __init__(self, max_frame_size: int) -> None:
+        self._max_frame_size = max_frame_size
+        self._chunks: deque[bytes] = deque()
+        self._offset = 0  # bytes of _chunks[0] already consumed
+        self._buffered = 0  # bytes received and not yet consumed
+        self._failure: str | None = None
+
+    @property
+    def buffered(self) -> int:
+        """Bytes received but not yet returned as frames (for back-pressure)."""
+        return self._buffered
+
+    def receive_data(self, data: bytes | bytearray | memoryview) -> None:
+        """Queue received bytes; mutable buffers are copied, bytes are kept as they are."""
+        self._raise_if_failed()
+        if data:
+            chunk = data if type(data) is bytes else bytes(data)
+            self._chunks.append(chunk)
+            self._buffered += len(chunk)
+
+    def next_frame(self) -> Frame | None:
+        """The next complete frame, or None until more data has been received."""
+        self._raise_if_failed()
+        if self._buffered < _U32.size:
+            return None
+        try:
+            total = self._peek_total()
+            if self._buffered < _U32.size + total:
+                return None
+            frame = self._take(_U32.size + total)
+            return _parse_frame(frame[_U32.size:])
+        except ProtocolError as exc:
+            self._fail(str(exc))
+            raise
+
+    def _peek_total(self) -> int:
+        first = self._chunks[0]
+        if len(first) - self._offset >= _U32.size:
+            (total,) = _U32.unpack_from(first, self._offset)
+        else:
+            (total,) = _U32.unpack(self._gather(_U32.size))
+        if total > self._max_frame_size:
+            raise ProtocolError(f"frame of {total} bytes exceeds the maximum of {self._max_frame_size}")
+        if total < _U32.size:
+            raise ProtocolError(f"frame size {total} is too small to hold a command size")
+        return total
+
+    def _gather(self, size: int) -> bytes:
+        """Copy the first ``size`` unconsumed bytes without consuming them."""
+        parts = []
+        needed = size
+        offset = self._offset
+        for chunk in self._chunks:
+            part = chunk[offset:offset + needed]
+            parts.append(part)
+            needed -= len(part)
+            if not needed:
+                break
+            offset = 0
+        return b"".join(parts)
+
+    def _take(self, size: int) -> memoryview:
+        """Consume ``size`` bytes (all buffered) and return them."""
+        self._buffered -= size
+        first = self._chunks[0]
+        end = self._offset + size
+        if end <= len(first):
+            view = memoryview(first)[self._offset:end]
+            if end == len(first):
+                self._chunks.popleft()
+                self._offset = 0
+            else:
+                self._offset = end
+            return view
+        data = self._gather(size)
+        remaining = size
+        while remaining:
+            available = len(self._chunks[0]) - self._offset
+            if available > remaining:
+                self._offset += remaining
+                break
+            remaining -= available
+            self._chunks.popleft()
+            self._offset = 0
+        return memoryview(data)
+
+    def _fail(self, reason: str) -> None:
+        self._failure = reason
+        self._chunks.clear()
+        self._buffered = 0
+
+    def _raise_if_failed(self) -> None:
+        if self._failure is not None:
+            raise ProtocolError(f"decoder failed earlier: {self._failure}")
+
+
+def _parse_frame(frame: memoryview) -> Frame:
+    """Decode one frame given without its leading total-size field."""
+    (cmd_size,) = _U32.unpack_from(frame)
+    if cmd_size == 0 or cmd_size > len(frame) - _U32.size:
+        raise ProtocolError(f"command size {cmd_size} does not fit a frame of {len(frame)} bytes")
+    command = pb.BaseCommand()
+    cmd_end = _U32.size + cmd_size
+    try:
+        command.ParseFromString(frame[_U32.size:cmd_end])
+    except DecodeError as exc:
+        raise ProtocolError(f"BaseCommand does not parse: {exc}") from None
+    if not command.IsInitialized():
+        missing = ", ".join(command.FindInitializationErrors())
+        raise ProtocolError(f"BaseCommand lacks required fields: {missing}")
+    field = _SUBCOMMAND_FIELD[command.type]
+    if not command.HasField(field):
+        raise ProtocolError(f"{pb.BaseCommand.Type.Name(command.type)} command without its '{field}' body")
+    rest = frame[cmd_end:]
+    if command.type in PAYLOAD_COMMANDS:
+        entry, checksum_ok = entry_from_frame_payload(rest)
+        return Frame(command, entry, checksum_ok)
+    if rest:
+        raise ProtocolError(f"{pb.BaseCommand.Type.Name(command.type)} frame carries {len(rest)} stray bytes")
+    return Frame(command)
+
+
+def encode_command(cmd: pb.BaseCommand) -> bytes:
+    """A simple frame. Raises protobuf's EncodeError if a required field is unset."""
+    body = cmd.SerializeToString()
+    return _SIZES.pack(_U32.size + len(body), len(body)) + body
+
+
+def encode_payload_frame(cmd: pb.BaseCommand, entry: bytes) -> tuple[bytes, bytes]:
+    """``(header, entry)`` of a SEND/MESSAGE frame, for ``writelines`` without copying the entry.
+
+    ``entry`` is a stored entry (magic onward) and goes on the wire unchanged.
+    """
+    body = cmd.SerializeToString()
+    return _SIZES.pack(_U32.size + len(body) + len(entry), len(body)) + body, entry
