@@ -1,0 +1,1 @@
+"""Compatibility tests: the official Pulsar clients against a real pulsard process."""

@@ -1,0 +1,111 @@
+"""Fixtures: real pulsard processes on free loopback ports, and official Python clients on them.
+
+- ``broker``: one broker per test module (default config), shared by its tests.
+- ``fresh_broker``: a broker of the test's own, for tests that kill -9 and restart it.
+- ``partitioned_broker`` / ``small_message_broker``: module brokers started with a config file.
+- ``connect(broker)``: a pulsar.Client for any of them, closed at teardown; ``client`` = connect(broker).
+
+When a test fails, the tails of its brokers' logs and of the client log are added to the report.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pulsar
+import pytest
+
+from compat_tests.broker import Broker, BrokerError
+
+CLIENT_OPERATION_TIMEOUT_S = 10
+PARTITIONED_CONFIG = {"allowAutoTopicCreationType": "partitioned", "defaultNumPartitions": 3}
+SMALL_MESSAGE_CONFIG = {"maxMessageSize": 102400}
+
+
+def _start(work_dir: Path, config: dict | None = None) -> Broker:
+    broker = Broker(work_dir, config)
+    try:
+        return broker.start()
+    except BrokerError as exc:
+        pytest.fail(f"pulsard did not come up: {exc}", pytrace=False)
+
+
+def _broker_fixture(tmp_path_factory: pytest.TempPathFactory, name: str, config: dict | None = None):
+    broker = _start(tmp_path_factory.mktemp(name), config)
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    yield from _broker_fixture(tmp_path_factory, "broker")
+
+
+@pytest.fixture(scope="module")
+def partitioned_broker(tmp_path_factory):
+    yield from _broker_fixture(tmp_path_factory, "partitioned", PARTITIONED_CONFIG)
+
+
+@pytest.fixture(scope="module")
+def small_message_broker(tmp_path_factory):
+    yield from _broker_fixture(tmp_path_factory, "small-msg", SMALL_MESSAGE_CONFIG)
+
+
+@pytest.fixture
+def fresh_broker(tmp_path):
+    broker = _start(tmp_path / "broker")
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+@pytest.fixture
+def client_log(tmp_path) -> Path:
+    return tmp_path / "client.log"
+
+
+@pytest.fixture
+def connect(client_log):
+    """connect(broker) -> a new pulsar.Client on that broker; all closed at teardown."""
+    clients: list[pulsar.Client] = []
+
+    def _connect(broker: Broker) -> pulsar.Client:
+        client = pulsar.Client(
+            broker.service_url,
+            operation_timeout_seconds=CLIENT_OPERATION_TIMEOUT_S,
+            logger=pulsar.FileLogger(pulsar.LoggerLevel.Info, str(client_log)),
+        )
+        clients.append(client)
+        return client
+
+    yield _connect
+    for client in clients:
+        try:
+            client.close()
+        except pulsar.PulsarException:
+            pass  # already closed by the test, or its broker is gone
+
+
+@pytest.fixture
+def client(broker, connect) -> pulsar.Client:
+    return connect(broker)
+
+
+# -- broker and client logs in the report of a failed test ------------------------------------
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if not report.failed:
+        return
+    funcargs = getattr(item, "funcargs", {})
+    for name, value in funcargs.items():
+        if isinstance(value, Broker):
+            report.sections.append((f"pulsard log ({name}, {value.log_path})", value.log_tail()))
+    log = funcargs.get("client_log")
+    if isinstance(log, Path) and log.exists():
+        tail = "\n".join(log.read_text(errors="replace").splitlines()[-80:])
+        report.sections.append(("pulsar client log (tail)", tail))

@@ -1,0 +1,131 @@
+"""Small client-side helpers shared by the compat tests: names, producing, bounded receiving."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+import pulsar
+
+RECEIVE_TIMEOUT_MS = 5000   # how long one expected message may take to arrive
+QUIET_MS = 500              # how long we listen to conclude "nothing more is coming"
+
+
+def unique_topic(prefix: str = "t") -> str:
+    """A short topic name never used before (short form: persistent://public/default/<name>)."""
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+def full_name(topic: str) -> str:
+    return topic if "://" in topic else f"persistent://public/default/{topic}"
+
+
+def payloads(n: int, tag: str = "m") -> list[bytes]:
+    return [f"{tag}-{i}".encode() for i in range(n)]
+
+
+def id_tuple(msg_id) -> tuple[int, int, int, int]:
+    """(ledger, entry, partition, batch_index) of a pulsar or _pulsar MessageId."""
+    return (msg_id.ledger_id(), msg_id.entry_id(), msg_id.partition(), msg_id.batch_index())
+
+
+def entry_of(msg_id) -> tuple[int, int]:
+    return (msg_id.ledger_id(), msg_id.entry_id())
+
+
+def subscribe_earliest(client: pulsar.Client, topic, subscription: str = "sub", **options):
+    """A consumer whose subscription (if new) starts at the first message of the topic."""
+    return client.subscribe(topic, subscription, initial_position=pulsar.InitialPosition.Earliest,
+                            **options)
+
+
+def send_all(producer: pulsar.Producer, contents, **fields) -> list:
+    """Synchronous sends; return the message ids the broker receipted."""
+    return [producer.send(c, **fields) for c in contents]
+
+
+class AsyncSends:
+    """send_async() a list of messages and collect every callback (result, message id) in order."""
+
+    def __init__(self) -> None:
+        self.results: list[tuple[int, object, object]] = []  # (index, result, msg_id)
+        self._lock = threading.Lock()
+        self._done = threading.Condition(self._lock)
+
+    def callback_for(self, index: int):
+        def callback(result, msg_id) -> None:
+            with self._done:
+                self.results.append((index, result, msg_id))
+                self._done.notify_all()
+        return callback
+
+    def send(self, producer: pulsar.Producer, contents, **fields) -> "AsyncSends":
+        for i, content in enumerate(contents):
+            producer.send_async(content, self.callback_for(i), **fields)
+        producer.flush()
+        return self
+
+    def wait(self, count: int, timeout_s: float = 15.0) -> list[tuple[int, object, object]]:
+        with self._done:
+            ok = self._done.wait_for(lambda: len(self.results) >= count, timeout=timeout_s)
+            assert ok, f"only {len(self.results)} of {count} send callbacks within {timeout_s}s"
+            return list(self.results)
+
+
+def send_all_async(producer: pulsar.Producer, contents, timeout_s: float = 15.0) -> list:
+    """send_async() everything, flush, and return the receipted ids in send order (all must be Ok)."""
+    contents = list(contents)
+    results = AsyncSends().send(producer, contents).wait(len(contents), timeout_s)
+    failures = [(i, r) for i, r, _ in results if r != pulsar.Result.Ok]
+    assert not failures, f"send_async failures: {failures[:5]}"
+    return [msg_id for _, _, msg_id in sorted(results, key=lambda r: r[0])]
+
+
+def receive_n(consumer, n: int, timeout_ms: int = RECEIVE_TIMEOUT_MS, ack: bool = False) -> list:
+    """Exactly n messages from a Consumer or Reader, each within timeout_ms (else fail)."""
+    read = consumer.read_next if isinstance(consumer, pulsar.Reader) else consumer.receive
+    got = []
+    for _ in range(n):
+        try:
+            msg = read(timeout_ms)
+        except pulsar.Timeout:
+            raise AssertionError(
+                f"received {len(got)} of {n} messages; then nothing for {timeout_ms} ms; "
+                f"got so far: {[m.data() for m in got][:20]}") from None
+        got.append(msg)
+        if ack:
+            consumer.acknowledge(msg)
+    return got
+
+
+def data_of(messages) -> list[bytes]:
+    return [m.data() for m in messages]
+
+
+def expect_nothing(consumer, quiet_ms: int = QUIET_MS) -> None:
+    """Fail if a Consumer or Reader delivers anything within quiet_ms."""
+    read = consumer.read_next if isinstance(consumer, pulsar.Reader) else consumer.receive
+    try:
+        msg = read(quiet_ms)
+    except pulsar.Timeout:
+        return
+    raise AssertionError(f"unexpected extra message {msg.data()!r} id={id_tuple(msg.message_id())}")
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def assert_round_trip(client: pulsar.Client, topic: str, tag: str = "alive") -> None:
+    """A fresh producer and consumer on ``topic`` still exchange a message (the broker serves)."""
+    consumer = client.subscribe(topic, f"probe-{uuid.uuid4().hex[:8]}",
+                                initial_position=pulsar.InitialPosition.Latest)
+    producer = client.create_producer(topic)
+    try:
+        body = f"{tag}-{uuid.uuid4().hex[:8]}".encode()
+        producer.send(body)
+        assert data_of(receive_n(consumer, 1)) == [body]
+    finally:
+        producer.close()
+        consumer.close()

@@ -1,0 +1,118 @@
+"""Acknowledgements and redelivery: individual, cumulative, negative acks, unsubscribe."""
+
+from __future__ import annotations
+
+import pulsar
+
+from compat_tests.helpers import (
+    data_of, expect_nothing, payloads, receive_n, send_all, send_all_async, subscribe_earliest,
+    unique_topic,
+)
+
+NACK_DELAY_MS = 200
+
+
+def produce(client, topic, n, tag="m"):
+    contents = payloads(n, tag)
+    send_all(client.create_producer(topic), contents)
+    return contents
+
+
+def test_individual_acks_survive_resubscribe_and_unacked_are_redelivered(client):
+    topic = unique_topic()
+    consumer = subscribe_earliest(client, topic, "acks")
+    contents = produce(client, topic, 10)
+
+    received = receive_n(consumer, 10)
+    assert data_of(received) == contents
+    for msg in received[::2]:
+        consumer.acknowledge(msg)
+    consumer.close()
+
+    again = subscribe_earliest(client, topic, "acks")
+    redelivered = receive_n(again, 5)
+    assert data_of(redelivered) == contents[1::2]
+    assert [m.message_id() for m in redelivered] == [m.message_id() for m in received[1::2]]
+    expect_nothing(again)
+
+
+def test_cumulative_ack_covers_everything_up_to_the_message(client):
+    topic = unique_topic()
+    consumer = subscribe_earliest(client, topic, "cumulative")
+    contents = produce(client, topic, 10)
+
+    received = receive_n(consumer, 10)
+    consumer.acknowledge_cumulative(received[5])
+    consumer.close()
+
+    again = subscribe_earliest(client, topic, "cumulative")
+    assert data_of(receive_n(again, 4)) == contents[6:]
+    expect_nothing(again)
+
+
+def test_fully_acked_batch_is_not_redelivered_but_unacked_batch_is(client):
+    topic = unique_topic()
+    consumer = subscribe_earliest(client, topic, "batches")
+    producer = client.create_producer(topic, batching_enabled=True, batching_max_messages=10,
+                                      batching_max_publish_delay_ms=5000)
+    contents = payloads(20)
+    send_all_async(producer, contents)
+
+    received = receive_n(consumer, 20)
+    for msg in received[:10]:
+        consumer.acknowledge(msg)
+    consumer.close()
+
+    again = subscribe_earliest(client, topic, "batches")
+    assert data_of(receive_n(again, 10)) == contents[10:]
+    expect_nothing(again)
+
+
+def test_redeliver_unacknowledged_resends_only_unacked(client):
+    topic = unique_topic()
+    consumer = subscribe_earliest(client, topic, "redeliver")
+    contents = produce(client, topic, 5)
+
+    received = receive_n(consumer, 5)
+    consumer.acknowledge(received[0])
+    consumer.acknowledge(received[1])
+    consumer.redeliver_unacknowledged_messages()
+
+    assert data_of(receive_n(consumer, 3)) == contents[2:]
+    expect_nothing(consumer)
+
+
+def test_negative_ack_redelivers_that_message_with_a_redelivery_count(client):
+    topic = unique_topic()
+    consumer = subscribe_earliest(client, topic, "nack", consumer_type=pulsar.ConsumerType.Shared,
+                                  negative_ack_redelivery_delay_ms=NACK_DELAY_MS)
+    contents = produce(client, topic, 3)
+
+    first, second, third = receive_n(consumer, 3)
+    consumer.acknowledge(first)
+    consumer.negative_acknowledge(second)
+    consumer.acknowledge(third)
+
+    (again,) = receive_n(consumer, 1)
+    assert again.data() == contents[1]
+    assert again.message_id() == second.message_id()
+    assert again.redelivery_count() == 1
+    consumer.acknowledge(again)
+    expect_nothing(consumer, quiet_ms=3 * NACK_DELAY_MS + 500)
+
+
+def test_unsubscribe_removes_the_subscription(client):
+    topic = unique_topic()
+    consumer = subscribe_earliest(client, topic, "gone")
+    old = produce(client, topic, 5, "old")
+    assert data_of(receive_n(consumer, 5)) == old   # received, never acked
+
+    consumer.unsubscribe()
+
+    # Were the subscription still there, this consumer would resume at its backlog (the 5 old
+    # messages); a new subscription at Latest must see only what comes next.
+    fresh = client.subscribe(topic, "gone", initial_position=pulsar.InitialPosition.Latest)
+    expect_nothing(fresh)
+    new = produce(client, topic, 2, "new")
+    assert data_of(receive_n(fresh, 2)) == new
+    expect_nothing(fresh)
