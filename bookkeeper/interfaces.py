@@ -1,0 +1,58 @@
+"""The ledger API: what managed_ledger/ may ask of bookkeeper/, and nothing more.
+
+Shaped after Apache BookKeeper's client (create / open with or without recovery / add / read /
+close / delete) so that a second implementation can talk to a real BookKeeper cluster with
+ensembles and quorums while managed_ledger/ stays unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Protocol
+
+
+class ReadHandle(Protocol):
+    """A ledger opened for reading."""
+
+    @property
+    def ledger_id(self) -> int: ...
+
+    @property
+    def last_add_confirmed(self) -> int:
+        """Last entry id readable from this ledger (-1 when it holds none)."""
+
+    @property
+    def length(self) -> int:
+        """Bytes of entry data up to last_add_confirmed."""
+
+    @property
+    def is_closed(self) -> bool:
+        """True once the ledger is sealed (its last entry is final)."""
+
+    async def read_entries(self, first: int, last: int) -> list[bytes]:
+        """Entries first..last inclusive, within 0..last_add_confirmed."""
+
+
+class WriteHandle(ReadHandle, Protocol):
+    """A ledger this process created and appends to; the only writer it will ever have."""
+
+    def add_entry(self, data: bytes) -> asyncio.Future[int]:
+        """Queue data as the next entry now (so call order is storage order); the future
+        resolves to its entry id (contiguous from 0) once it is durable."""
+
+    async def close(self) -> None:
+        """Wait for queued adds, then seal the ledger with its last entry in the metadata."""
+
+
+class LedgerClient(Protocol):
+    """Creates, opens and deletes ledgers."""
+
+    async def create_ledger(self) -> WriteHandle: ...
+
+    async def open_ledger(self, ledger_id: int, recovery: bool = True) -> ReadHandle:
+        """With recovery, an unsealed ledger is fenced (its writer's adds are refused from now
+        on), its last durable entry found, and sealed there. Without, read what is there."""
+
+    async def delete_ledger(self, ledger_id: int) -> None: ...
+
+    async def close(self) -> None: ...

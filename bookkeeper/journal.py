@@ -1,0 +1,277 @@
+"""The bookie's journal: append-only files of entry records, written with group commit.
+
+Record layout (big-endian)::
+
+    [u32 data length][u32 crc32c][u64 ledger id][u64 entry id][data]
+
+The CRC covers ledger id, entry id and data, so a torn or zero-filled tail fails the check and
+is cut on recovery. One writer thread owns the open file: it takes everything queued, waits at
+most ``max_group_wait_ms`` for company (or until ``buffered_writes_threshold`` bytes), writes
+the group with one call, fsyncs once, and hands the whole group back to the event loop with a
+single ``call_soon_threadsafe``. Files rotate past ``journal_max_file_size``; a group never
+straddles two files, and a new file's directory entry is fsynced before anything in it is
+acknowledged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import mmap
+import os
+import struct
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import crc32c
+
+from .config import BookieConfig
+from .errors import BookieClosedError, BookieIOError
+
+logger = logging.getLogger(__name__)
+
+RECORD_HEADER = struct.Struct(">IIQQ")
+HEADER_SIZE = RECORD_HEADER.size
+_ID_FIELDS = struct.Struct(">QQ")
+JOURNAL_SUFFIX = ".journal"
+
+
+def journal_file_name(file_id: int) -> str:
+    return f"{file_id:010d}{JOURNAL_SUFFIX}"
+
+
+def encode_header(ledger_id: int, entry_id: int, data: bytes) -> bytes:
+    ids = _ID_FIELDS.pack(ledger_id, entry_id)
+    crc = crc32c.crc32c(data, crc32c.crc32c(ids))
+    return RECORD_HEADER.pack(len(data), crc, ledger_id, entry_id)
+
+
+def record_crc_ok(record: memoryview | bytes) -> bool:
+    """True when a whole record (header + data) carries a matching CRC."""
+    crc = struct.unpack_from(">I", record, 4)[0]
+    with memoryview(record) as view:
+        return crc32c.crc32c(view[8:]) == crc
+
+
+def fsync_directory(path: Path) -> None:
+    """Make file creations, renames and removals in ``path`` durable."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@dataclass(slots=True)
+class JournalItem:
+    """One queued add (or, with ``data`` None, a barrier that completes in queue order)."""
+
+    ledger_id: int
+    entry_id: int
+    data: bytes | None
+    future: asyncio.Future
+    file_id: int = -1
+    offset: int = -1
+
+
+#: Called on the event loop with a committed group (in queue order) and the failure, if any.
+GroupCallback = Callable[[list[JournalItem], BaseException | None], None]
+#: Called during recovery for every valid record: (ledger, entry, file id, offset, data length).
+RecordCallback = Callable[[int, int, int, int, int], None]
+
+
+def scan_journal_file(path: Path, file_id: int, on_record: RecordCallback) -> tuple[int, int]:
+    """Feed every valid record of one file to ``on_record``.
+
+    Returns (valid length, file size): scanning stops at the first short or corrupt record.
+    """
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            return 0, 0
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            offset = _scan_buffer(mm, size, file_id, on_record)
+    return offset, size
+
+
+def _scan_buffer(mm: mmap.mmap, size: int, file_id: int, on_record: RecordCallback) -> int:
+    offset = 0
+    unpack = RECORD_HEADER.unpack_from
+    with memoryview(mm) as view:
+        while size - offset >= HEADER_SIZE:
+            length, crc, ledger_id, entry_id = unpack(view, offset)
+            end = offset + HEADER_SIZE + length
+            if end > size or crc32c.crc32c(view[offset + 8 : end]) != crc:
+                break
+            on_record(ledger_id, entry_id, file_id, offset, length)
+            offset = end
+    return offset
+
+
+def list_journal_files(journal_dir: Path) -> list[int]:
+    ids = []
+    for path in journal_dir.glob(f"*{JOURNAL_SUFFIX}"):
+        try:
+            ids.append(int(path.name[: -len(JOURNAL_SUFFIX)]))
+        except ValueError:
+            logger.warning("ignoring stray file %s in the journal directory", path)
+    return sorted(ids)
+
+
+def recover_journal(journal_dir: Path, on_record: RecordCallback) -> list[int]:
+    """Replay every journal file in order; cut a torn tail off the newest one.
+
+    A corrupt record inside an older file (which was fsynced before rotation, so this means the
+    disk lost data) ends indexing of that file; it is logged and left untouched.
+    Returns the ids of the files found, oldest first.
+    """
+    file_ids = list_journal_files(journal_dir)
+    for position, file_id in enumerate(file_ids):
+        path = journal_dir / journal_file_name(file_id)
+        valid, size = scan_journal_file(path, file_id, on_record)
+        if valid == size:
+            continue
+        if position == len(file_ids) - 1:
+            logger.warning("journal %s: torn tail at offset %d of %d, truncating", path, valid, size)
+            with open(path, "r+b") as f:
+                f.truncate(valid)
+                os.fsync(f.fileno())
+        else:
+            logger.error("journal %s: corrupt record at offset %d of %d; later records in this "
+                         "file are ignored", path, valid, size)
+    return file_ids
+
+
+class JournalWriter:
+    """The single writer thread: group commit into rotating journal files."""
+
+    def __init__(self, config: BookieConfig, first_file_id: int,
+                 loop: asyncio.AbstractEventLoop, on_group_committed: GroupCallback) -> None:
+        self._config = config
+        self._loop = loop
+        self._on_group_committed = on_group_committed
+        self._cond = threading.Condition()
+        self._queue: collections.deque[JournalItem] = collections.deque()
+        self._queued_bytes = 0
+        self._writer_idle = False
+        self._stopping = False
+        self._failure: BookieIOError | None = None
+        self._fd = -1
+        self._file_size = 0
+        self.current_file_id = first_file_id - 1
+        #: fsyncs issued and groups committed, for tests and metrics.
+        self.syncs = 0
+        self.groups = 0
+        self._thread = threading.Thread(target=self._run, name="bookie-journal", daemon=True)
+
+    def start(self) -> None:
+        self._open_next_file()
+        self._thread.start()
+
+    def enqueue(self, item: JournalItem) -> None:
+        """Queue an add (called on the loop thread); its future resolves after the fsync."""
+        size = HEADER_SIZE + len(item.data) if item.data is not None else 0
+        with self._cond:
+            if self._stopping:
+                raise BookieClosedError("journal is closed")
+            if self._failure is not None:
+                raise self._failure
+            self._queue.append(item)
+            self._queued_bytes += size
+            if self._writer_idle or self._queued_bytes >= self._config.buffered_writes_threshold:
+                self._cond.notify()
+
+    def stop(self) -> None:
+        """Commit what is queued, then end the thread (blocking: call from an executor)."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify()
+        if self._thread.is_alive():
+            self._thread.join()
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    # ---- writer thread -------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            group, group_bytes = self._take_group()
+            if not group:
+                return
+            error = self._failure
+            if error is None:
+                try:
+                    self._write_group(group, group_bytes)
+                except OSError as exc:
+                    logger.exception("journal write failed; refusing further adds")
+                    error = BookieIOError(f"journal write failed: {exc}")
+                    with self._cond:
+                        self._failure = error
+            self._loop.call_soon_threadsafe(self._on_group_committed, group, error)
+
+    def _take_group(self) -> tuple[list[JournalItem], int]:
+        """Block for the first item, then gather more for up to max_group_wait_ms."""
+        config = self._config
+        with self._cond:
+            while not self._queue:
+                if self._stopping:
+                    return [], 0
+                self._writer_idle = True
+                self._cond.wait()
+                self._writer_idle = False
+            deadline = time.monotonic() + config.max_group_wait_ms / 1000.0
+            while self._queued_bytes < config.buffered_writes_threshold and not self._stopping:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                self._cond.wait(remaining)
+            group = list(self._queue)
+            self._queue.clear()
+            group_bytes = self._queued_bytes
+            self._queued_bytes = 0
+        return group, group_bytes
+
+    def _write_group(self, group: list[JournalItem], group_bytes: int) -> None:
+        if self._file_size > 0 and self._file_size + group_bytes > self._config.journal_max_file_size:
+            self._open_next_file()
+        parts: list[bytes] = []
+        offset = self._file_size
+        file_id = self.current_file_id
+        for item in group:
+            data = item.data
+            if data is None:
+                continue
+            parts.append(encode_header(item.ledger_id, item.entry_id, data))
+            parts.append(data)
+            item.file_id = file_id
+            item.offset = offset
+            offset += HEADER_SIZE + len(data)
+        if parts:
+            _write_all(self._fd, b"".join(parts))
+            self._file_size = offset
+            if self._config.sync_data:
+                os.fdatasync(self._fd)
+                self.syncs += 1
+        self.groups += 1
+
+    def _open_next_file(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+        self.current_file_id += 1
+        path = self._config.journal_dir / journal_file_name(self.current_file_id)
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        self._file_size = 0
+        fsync_directory(self._config.journal_dir)
+        logger.debug("journal now writing %s", path)
+
+
+def _write_all(fd: int, buffer: bytes) -> None:
+    view = memoryview(buffer)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
