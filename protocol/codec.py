@@ -20,6 +20,7 @@ from google.protobuf.message import DecodeError
 from protocol import pulsar_api_pb2 as pb
 from protocol.entry import entry_from_frame_payload
 from protocol.errors import ProtocolError
+from protocol.utf8 import TEXT_TYPES, check_utf8
 
 __all__ = ["Frame", "FrameDecoder", "ProtocolError", "encode_command", "encode_payload_frame"]
 
@@ -34,6 +35,13 @@ _SUBCOMMAND_FIELD = {
     value: pb.BaseCommand.DESCRIPTOR.fields_by_number[value].name
     for value in pb.BaseCommand.Type.values()
 }
+
+
+# Commands that can carry text to check; SEND, MESSAGE, FLOW and PING carry none.
+_TEXT_COMMANDS = frozenset(
+    value for value, name in _SUBCOMMAND_FIELD.items()
+    if pb.BaseCommand.DESCRIPTOR.fields_by_name[name].message_type.full_name in TEXT_TYPES
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +182,8 @@ def _parse_frame(frame: memoryview) -> Frame:
     field = _SUBCOMMAND_FIELD[command.type]
     if not command.HasField(field):
         raise ProtocolError(f"{pb.BaseCommand.Type.Name(command.type)} command without its '{field}' body")
+    if command.type in _TEXT_COMMANDS:
+        check_utf8(command)
     rest = frame[cmd_end:]
     if command.type in PAYLOAD_COMMANDS:
         entry, checksum_ok = entry_from_frame_payload(rest)

@@ -16,6 +16,7 @@ from google.protobuf.message import DecodeError
 
 from protocol import pulsar_api_pb2 as pb
 from protocol.errors import ProtocolError
+from protocol.utf8 import check_utf8
 
 MAGIC_CRC32C = 0x0E01
 """First two bytes of every stored entry: a CRC32C follows."""
@@ -76,6 +77,7 @@ def read_metadata(entry: bytes | memoryview) -> pb.MessageMetadata:
     if not metadata.IsInitialized():
         missing = ", ".join(metadata.FindInitializationErrors())
         raise ProtocolError(f"MessageMetadata lacks required fields: {missing}")
+    check_utf8(metadata)
     return metadata
 
 
