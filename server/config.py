@@ -1,0 +1,106 @@
+"""Broker configuration under Pulsar's standalone.conf key names, so users can reuse their files."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from managed_ledger.config import StorageConfig
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class BrokerConfig:
+    """Every field carries the standalone.conf key it is read from (metadata "key")."""
+
+    broker_service_port: int = field(default=6650, metadata={"key": "brokerServicePort"})
+    web_service_port: int = field(default=8080, metadata={"key": "webServicePort"})
+    bind_address: str = field(default="127.0.0.1", metadata={"key": "bindAddress"})
+    advertised_address: str = field(default="", metadata={"key": "advertisedAddress"})
+    cluster_name: str = field(default="standalone", metadata={"key": "clusterName"})
+    max_message_size: int = field(default=5 * 1024 * 1024, metadata={"key": "maxMessageSize"})
+    keep_alive_interval_seconds: int = field(default=30, metadata={"key": "keepAliveIntervalSeconds"})
+    allow_auto_topic_creation: bool = field(default=True, metadata={"key": "allowAutoTopicCreation"})
+    allow_auto_topic_creation_type: str = field(
+        default="non-partitioned", metadata={"key": "allowAutoTopicCreationType"}
+    )
+    default_num_partitions: int = field(default=1, metadata={"key": "defaultNumPartitions"})
+    batch_index_ack_enabled: bool = field(
+        default=False, metadata={"key": "acknowledgmentAtBatchIndexLevelEnabled"}
+    )
+    dispatcher_max_read_batch_size: int = field(default=100, metadata={"key": "dispatcherMaxReadBatchSize"})
+    data_dir: str = field(default="./data", metadata={"key": "dataDir"})
+    journal_sync_data: bool = field(default=True, metadata={"key": "journalSyncData"})
+    journal_max_group_wait_ms: float = field(default=1.0, metadata={"key": "journalMaxGroupWaitMSec"})
+    journal_buffered_writes_threshold: int = field(
+        default=512 * 1024, metadata={"key": "journalBufferedWritesThreshold"}
+    )
+    max_entries_per_ledger: int = field(default=50000, metadata={"key": "managedLedgerMaxEntriesPerLedger"})
+    max_size_per_ledger_mb: int = field(default=2048, metadata={"key": "managedLedgerMaxSizePerLedgerMbytes"})
+    cursor_flush_interval_ms: int = field(default=200, metadata={"key": "managedLedgerCursorFlushIntervalMs"})
+    cache_size_mb: int = field(default=64, metadata={"key": "managedLedgerCacheSizeMB"})
+
+    @property
+    def max_frame_size(self) -> int:
+        """Pulsar lets a frame exceed maxMessageSize by a 10 KiB padding for the command headers."""
+        return self.max_message_size + 10 * 1024
+
+    @property
+    def service_url(self) -> str:
+        host = self.advertised_address or self.bind_address
+        if host in ("0.0.0.0", "::", ""):
+            host = "127.0.0.1"
+        if ":" in host:
+            host = f"[{host}]"
+        return f"pulsar://{host}:{self.broker_service_port}"
+
+    def storage(self) -> StorageConfig:
+        return StorageConfig(
+            data_dir=Path(self.data_dir),
+            journal_sync_data=self.journal_sync_data,
+            journal_max_group_wait_ms=self.journal_max_group_wait_ms,
+            journal_buffered_writes_threshold=self.journal_buffered_writes_threshold,
+            max_entries_per_ledger=self.max_entries_per_ledger,
+            max_size_per_ledger_mb=self.max_size_per_ledger_mb,
+            cursor_flush_interval_ms=self.cursor_flush_interval_ms,
+            cache_size_mb=self.cache_size_mb,
+        )
+
+    def apply(self, settings: dict[str, str]) -> None:
+        """Set fields from standalone.conf style key/value pairs; unknown keys are ignored."""
+        by_key = {f.metadata["key"]: f for f in dataclasses.fields(self)}
+        for key, raw in settings.items():
+            spec = by_key.get(key)
+            if spec is None:
+                log.debug("ignoring unknown configuration key %s", key)
+                continue
+            if raw == "":
+                continue
+            setattr(self, spec.name, _convert(key, raw, type(getattr(self, spec.name))))
+
+
+def _convert(key: str, raw: str, kind: type) -> object:
+    try:
+        if kind is bool:
+            if raw.lower() not in ("true", "false"):
+                raise ValueError(raw)
+            return raw.lower() == "true"
+        return kind(raw)
+    except ValueError:
+        raise ValueError(f"configuration key {key}: cannot read {raw!r} as {kind.__name__}") from None
+
+
+def read_conf_file(path: Path) -> dict[str, str]:
+    """Parse a Java properties style file (key=value, # comments), as Pulsar's conf files are."""
+    settings: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith(("#", "!")):
+            continue
+        key, sep, value = line.partition("=")
+        if sep:
+            settings[key.strip()] = value.strip()
+    return settings

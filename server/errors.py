@@ -1,0 +1,62 @@
+"""The broker's exception family; each member knows the Pulsar ServerError code it travels as."""
+
+from __future__ import annotations
+
+from protocol import pulsar_api_pb2 as pb
+
+
+class BrokerError(Exception):
+    """A request the broker refuses; the client sees `code` and this message."""
+
+    code: int = pb.UnknownError
+
+
+class InvalidTopicName(BrokerError):
+    code = pb.InvalidTopicName
+
+
+class TopicNotFound(BrokerError):
+    code = pb.TopicNotFound
+
+
+class ProducerBusy(BrokerError):
+    code = pb.ProducerBusy
+
+
+class ProducerFenced(BrokerError):
+    code = pb.ProducerFenced
+
+
+class ConsumerBusy(BrokerError):
+    code = pb.ConsumerBusy
+
+
+class SubscriptionNotFound(BrokerError):
+    code = pb.SubscriptionNotFound
+
+
+class NotAllowed(BrokerError):
+    code = pb.NotAllowedError
+
+
+class IncompatibleSchema(BrokerError):
+    code = pb.IncompatibleSchema
+
+
+class ServiceNotReady(BrokerError):
+    code = pb.ServiceNotReady
+
+
+class PersistenceError(BrokerError):
+    code = pb.PersistenceError
+
+
+class MetadataError(BrokerError):
+    code = pb.MetadataError
+
+
+def server_error_of(exc: BaseException) -> tuple[int, str]:
+    """(ServerError code, message) for any exception that escapes a handler."""
+    if isinstance(exc, BrokerError):
+        return exc.code, str(exc) or type(exc).__name__
+    return pb.UnknownError, f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,90 @@
+"""Schemas by topic: versioned, persisted in the metadata store, shared by a topic's partitions.
+
+Compatibility is checked on the schema type only: a new definition of the same type becomes a
+new version (Avro/JSON field-level rules are not checked yet); another type is refused.
+Producers and consumers that carry no schema (raw bytes) are not checked, as in Pulsar's
+default (schemaValidationEnforced=false).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from base64 import b64decode, b64encode
+from urllib.parse import quote
+
+from managed_ledger.interfaces import MetadataStore
+from protocol import pulsar_api_pb2 as pb
+
+from .errors import IncompatibleSchema
+from .topic_name import TopicName
+
+log = logging.getLogger(__name__)
+
+#: Types that describe how the client decodes, not what is stored: never registered.
+_UNCHECKED = {pb.Schema.Type.Value("None"), pb.Schema.AutoConsume}
+
+
+def schema_version_bytes(version: int) -> bytes:
+    """Schema versions travel as 8-byte big-endian integers."""
+    return version.to_bytes(8, "big")
+
+
+class SchemaRegistry:
+    def __init__(self, metadata: MetadataStore) -> None:
+        self._metadata = metadata
+
+    @staticmethod
+    def _path(topic: TopicName) -> str:
+        parent = topic.partitioned_parent
+        return f"/schemas/{quote(parent.namespace, safe='')}/{quote(parent.local_name, safe='')}"
+
+    async def _versions(self, topic: TopicName) -> tuple[list[pb.Schema], int | None]:
+        stored = await self._metadata.get(self._path(topic))
+        if stored is None:
+            return [], None
+        data, meta_version = stored
+        versions = []
+        for encoded in json.loads(data):
+            schema = pb.Schema()
+            schema.ParseFromString(b64decode(encoded))
+            versions.append(schema)
+        return versions, meta_version
+
+    async def get(self, topic: TopicName, version: int | None) -> tuple[pb.Schema, bytes] | None:
+        versions, _ = await self._versions(topic)
+        if not versions:
+            return None
+        index = len(versions) - 1 if version is None else version
+        if not 0 <= index < len(versions):
+            return None
+        return versions[index], schema_version_bytes(index)
+
+    async def register(self, topic: TopicName, schema: pb.Schema) -> bytes | None:
+        """Version of this schema on the topic, adding it as a new version when compatible.
+        Consumers register too: a topic without a schema adopts the first one it sees."""
+        if schema.type in _UNCHECKED:
+            return None
+        versions, meta_version = await self._versions(topic)
+        for index, known in enumerate(versions):
+            if _same(known, schema):
+                return schema_version_bytes(index)
+        if versions and versions[-1].type != schema.type:
+            raise IncompatibleSchema(
+                f"Schema of type {pb.Schema.Type.Name(schema.type)} is incompatible with the topic's "
+                f"{pb.Schema.Type.Name(versions[-1].type)} schema"
+            )
+        versions.append(schema)
+        encoded = [b64encode(v.SerializeToString()).decode() for v in versions]
+        await self._metadata.put(self._path(topic), json.dumps(encoded).encode(),
+                                 -1 if meta_version is None else meta_version)
+        log.info("schema version %d registered for %s", len(versions) - 1, topic.partitioned_parent)
+        return schema_version_bytes(len(versions) - 1)
+
+
+def _same(a: pb.Schema, b: pb.Schema) -> bool:
+    return (
+        a.type == b.type
+        and a.schema_data == b.schema_data
+        and sorted((p.key, p.value) for p in a.properties) == sorted((p.key, p.value) for p in b.properties)
+    )

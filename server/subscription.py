@@ -1,0 +1,153 @@
+"""A subscription: a cursor on the topic's ledger, a dispatcher for its type, and its consumers."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from managed_ledger.interfaces import ManagedCursor
+from managed_ledger.position import Position
+from protocol import pulsar_api_pb2 as pb
+
+from .dispatcher import Dispatcher
+from .dispatcher_shared import SharedDispatcher
+from .dispatcher_single_active import SingleActiveConsumerDispatcher
+from .errors import ConsumerBusy, NotAllowed
+
+if TYPE_CHECKING:
+    from .consumer import Consumer
+    from .topic import Topic
+
+log = logging.getLogger(__name__)
+
+SubType = pb.CommandSubscribe.SubType
+SHARED_TYPES = (pb.CommandSubscribe.Shared, pb.CommandSubscribe.Key_Shared)
+SUPPORTED_TYPES = (pb.CommandSubscribe.Exclusive, pb.CommandSubscribe.Failover, pb.CommandSubscribe.Shared)
+
+
+class Subscription:
+    def __init__(self, topic: "Topic", name: str, cursor: ManagedCursor) -> None:
+        self.topic = topic
+        self.name = name
+        self.cursor = cursor
+        self.sub_type: int | None = None
+        self.dispatcher: Dispatcher | None = None
+        #: position -> times redelivered on request (in memory, as Pulsar's redelivery tracker).
+        self.redelivery_counts: dict[Position, int] = {}
+
+    @property
+    def durable(self) -> bool:
+        return self.cursor.durable
+
+    @property
+    def consumers(self) -> list["Consumer"]:
+        return list(self.dispatcher.consumers) if self.dispatcher else []
+
+    def add_consumer(self, consumer: "Consumer") -> None:
+        if consumer.sub_type not in SUPPORTED_TYPES:
+            raise NotAllowed(f"Subscription type {SubType.Name(consumer.sub_type)} is not supported yet")
+        if self.dispatcher is not None and self.dispatcher.consumers and consumer.sub_type != self.sub_type:
+            raise ConsumerBusy(
+                f"Subscription {self.name} is of type {SubType.Name(self.sub_type)}, "
+                f"not {SubType.Name(consumer.sub_type)}"
+            )
+        if self.dispatcher is None or consumer.sub_type != self.sub_type:
+            if self.dispatcher is not None:
+                self.dispatcher.close()
+            self.sub_type = consumer.sub_type
+            self.dispatcher = self._new_dispatcher(consumer.sub_type)
+        self.dispatcher.add_consumer(consumer)
+
+    def _new_dispatcher(self, sub_type: int) -> Dispatcher:
+        max_read = self.topic.broker.config.dispatcher_max_read_batch_size
+        if sub_type in SHARED_TYPES:
+            return SharedDispatcher(self, max_read)
+        return SingleActiveConsumerDispatcher(self, max_read, sub_type, self.topic.name.partition_index)
+
+    def remove_consumer(self, consumer: "Consumer", resetting: bool = False) -> None:
+        """A consumer left. A non-durable subscription ends with its last consumer, except
+        during a seek, when its reader comes back to the reset cursor."""
+        if self.dispatcher is not None:
+            self.dispatcher.remove_consumer(consumer)
+        if not self.durable and not self.consumers and not resetting:
+            self.close()
+            self.topic.forget_subscription(self)
+
+    def flow(self, consumer: "Consumer", permits: int) -> None:
+        if self.dispatcher is not None:
+            self.dispatcher.flow(consumer, permits)
+
+    # -- acknowledgements -----------------------------------------------------------------
+
+    def acknowledge(self, consumer: "Consumer", ack: pb.CommandAck) -> None:
+        if ack.HasField("txnid_most_bits") or ack.HasField("txnid_least_bits"):
+            raise NotAllowed("Transactions are not enabled on this broker")
+        if ack.ack_type == pb.CommandAck.Cumulative:
+            self._acknowledge_cumulative(consumer, ack)
+        else:
+            self._acknowledge_individual(consumer, ack)
+
+    def _acknowledge_individual(self, consumer: "Consumer", ack: pb.CommandAck) -> None:
+        whole: list[Position] = []
+        for message_id in ack.message_id:
+            position = Position(message_id.ledgerId, message_id.entryId)
+            if self._is_partial(message_id):
+                self.cursor.set_batch_ack_set(position, list(message_id.ack_set))
+                continue
+            whole.append(position)
+        self.cursor.delete(whole)
+        consumer.acknowledged(whole)
+        for position in whole:
+            self.redelivery_counts.pop(position, None)
+
+    def _acknowledge_cumulative(self, consumer: "Consumer", ack: pb.CommandAck) -> None:
+        if self.sub_type in SHARED_TYPES:
+            raise NotAllowed("Cumulative acknowledgement is not allowed on Shared and Key_Shared subscriptions")
+        if len(ack.message_id) != 1:
+            raise NotAllowed("A cumulative acknowledgement carries exactly one message id")
+        message_id = ack.message_id[0]
+        position = Position(message_id.ledgerId, message_id.entryId)
+        if self._is_partial(message_id):
+            self.cursor.set_batch_ack_set(position, list(message_id.ack_set))
+            position = Position(position.ledger_id, position.entry_id - 1)
+        if position > self.cursor.mark_delete_position:
+            self.cursor.mark_delete(position)
+        consumer.acknowledged_up_to(position)
+        for acked in [p for p in self.redelivery_counts if p <= position]:
+            del self.redelivery_counts[acked]
+
+    def _is_partial(self, message_id: pb.MessageIdData) -> bool:
+        """A batch acknowledged in part: bits SET in ack_set are still unacknowledged.
+        Only honoured with acknowledgmentAtBatchIndexLevelEnabled, as in Pulsar."""
+        return self.topic.broker.config.batch_index_ack_enabled and any(message_id.ack_set)
+
+    def ack_set_for_dispatch(self, position: Position) -> list[int] | None:
+        if not self.topic.broker.config.batch_index_ack_enabled:
+            return None
+        return self.cursor.batch_ack_set(position)
+
+    # -- redelivery and seek ----------------------------------------------------------------
+
+    def count_redelivery(self, position: Position) -> None:
+        self.redelivery_counts[position] = self.redelivery_counts.get(position, 0) + 1
+
+    def redeliver(self, consumer: "Consumer", positions: list[Position] | None) -> None:
+        if self.dispatcher is not None:
+            self.dispatcher.redeliver(consumer, positions)
+
+    async def reset(self, position: Position) -> None:
+        """Seek: disconnect every consumer (they re-subscribe), move the cursor, read from there."""
+        for consumer in self.consumers:
+            consumer.close_by_broker()
+            self.remove_consumer(consumer, resetting=True)
+        self.redelivery_counts.clear()
+        await self.cursor.reset(position)
+        if self.dispatcher is not None:
+            self.dispatcher.rewind()
+
+    def backlog(self) -> int:
+        return self.cursor.backlog()
+
+    def close(self) -> None:
+        if self.dispatcher is not None:
+            self.dispatcher.close()

@@ -1,0 +1,46 @@
+import pytest
+
+from server.cli import _parser, build_config
+from server.config import BrokerConfig, read_conf_file
+
+
+def test_reads_pulsar_key_names_and_ignores_unknown(tmp_path):
+    conf = tmp_path / "standalone.conf"
+    conf.write_text(
+        "# a comment\n"
+        "brokerServicePort=7650\n"
+        "maxMessageSize = 1024000\n"
+        "allowAutoTopicCreationType=partitioned\n"
+        "journalSyncData=false\n"
+        "someKeyPulsardDoesNotKnow=1\n"
+        "advertisedAddress=\n"
+    )
+    config = BrokerConfig()
+    config.apply(read_conf_file(conf))
+    assert config.broker_service_port == 7650
+    assert config.max_message_size == 1024000
+    assert config.allow_auto_topic_creation_type == "partitioned"
+    assert config.journal_sync_data is False
+    assert config.advertised_address == ""
+
+
+def test_bad_value_names_the_key():
+    with pytest.raises(ValueError, match="brokerServicePort"):
+        BrokerConfig().apply({"brokerServicePort": "many"})
+    with pytest.raises(ValueError, match="journalSyncData"):
+        BrokerConfig().apply({"journalSyncData": "perhaps"})
+
+
+def test_flags_override_file(tmp_path):
+    conf = tmp_path / "c.conf"
+    conf.write_text("brokerServicePort=7650\nwebServicePort=7080\n")
+    args = _parser().parse_args(["standalone", "--config", str(conf), "--broker-port", "9650"])
+    config = build_config(args)
+    assert (config.broker_service_port, config.web_service_port) == (9650, 7080)
+
+
+def test_service_url_uses_a_reachable_host():
+    config = BrokerConfig(bind_address="0.0.0.0", broker_service_port=6650)
+    assert config.service_url == "pulsar://127.0.0.1:6650"
+    assert BrokerConfig(bind_address="::1", broker_service_port=1).service_url == "pulsar://[::1]:1"
+    assert config.max_frame_size == 5 * 1024 * 1024 + 10 * 1024

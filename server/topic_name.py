@@ -1,0 +1,68 @@
+"""Pulsar topic names: parsing, validation, short forms and partitions."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import InvalidTopicName
+
+PARTITION_SUFFIX = "-partition-"
+DOMAINS = ("persistent", "non-persistent")
+_NAMED_ENTITY = re.compile(r"^[-=:.\w]+$")  # tenants and namespaces, as Pulsar's NamedEntity
+_PARTITION = re.compile(r"^(.*)-partition-(\d+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class TopicName:
+    domain: str
+    tenant: str
+    namespace_local: str
+    local_name: str
+
+    @classmethod
+    def parse(cls, name: str) -> "TopicName":
+        """Accept `x`, `tenant/ns/x` and `domain://tenant/ns/x`; anything else is invalid."""
+        if not name or not isinstance(name, str):
+            raise InvalidTopicName(f"Invalid topic name: {name!r}")
+        domain, sep, rest = name.partition("://")
+        if not sep:
+            domain, rest = "persistent", (name if "/" in name else f"public/default/{name}")
+        if domain not in DOMAINS:
+            raise InvalidTopicName(f"Invalid topic domain {domain!r} in {name!r}")
+        parts = rest.split("/")
+        if len(parts) != 3 or not all(parts):
+            raise InvalidTopicName(f"Invalid topic name {name!r}: expected domain://tenant/namespace/topic")
+        tenant, namespace, local = parts
+        if not _NAMED_ENTITY.match(tenant) or not _NAMED_ENTITY.match(namespace):
+            raise InvalidTopicName(f"Invalid tenant or namespace in topic name {name!r}")
+        if any(ch in local for ch in "\0\n\r"):
+            raise InvalidTopicName(f"Invalid characters in topic name {name!r}")
+        return cls(domain, tenant, namespace, local)
+
+    @property
+    def persistent(self) -> bool:
+        return self.domain == "persistent"
+
+    @property
+    def namespace(self) -> str:
+        return f"{self.tenant}/{self.namespace_local}"
+
+    @property
+    def partition_index(self) -> int:
+        match = _PARTITION.match(self.local_name)
+        return int(match.group(2)) if match else -1
+
+    @property
+    def partitioned_parent(self) -> "TopicName":
+        """The partitioned topic this partition belongs to (itself when not a partition)."""
+        match = _PARTITION.match(self.local_name)
+        if not match:
+            return self
+        return TopicName(self.domain, self.tenant, self.namespace_local, match.group(1))
+
+    def partition(self, index: int) -> "TopicName":
+        return TopicName(self.domain, self.tenant, self.namespace_local, f"{self.local_name}{PARTITION_SUFFIX}{index}")
+
+    def __str__(self) -> str:
+        return f"{self.domain}://{self.tenant}/{self.namespace_local}/{self.local_name}"
