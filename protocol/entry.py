@@ -55,7 +55,7 @@ def entry_from_frame_payload(payload: memoryview) -> tuple[bytes, bool]:
         return bytes(payload), True
     if len(payload) < _U32.size:
         raise ProtocolError(f"payload of {len(payload)} bytes is too short for a metadata size")
-    _check_metadata_size(payload, _U32.size)
+    _check_metadata_size(payload, 0)
     return _MAGIC_AND_CRC.pack(MAGIC_CRC32C, crc32c.crc32c(payload)) + payload, True
 
 
