@@ -7,10 +7,17 @@ The broker is started exactly as a user would start it:
         --data-dir DIR [--config FILE]
 
 and is ready when ``GET /admin/v2/brokers/health`` answers 200 ``ok``.
+
+PULSARD_COMMAND (environment, optional) replaces ``python -m server`` with another command taking
+the same arguments, e.g. a shim around a reference Apache Pulsar standalone, to check the
+tests themselves against the original; PULSARD_READY_TIMEOUT (seconds, default 15) then gives
+a slower broker more time to come up.
 """
 
 from __future__ import annotations
 
+import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -22,7 +29,7 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"
-READY_TIMEOUT_S = 15.0
+READY_TIMEOUT_S = float(os.environ.get("PULSARD_READY_TIMEOUT", "15"))
 # Loopback only: never route the health probe through an HTTP proxy from the environment.
 _HTTP = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 STOP_TIMEOUT_S = 10.0
@@ -74,8 +81,9 @@ class Broker:
         return self.proc.pid
 
     def command(self) -> list[str]:
+        program = shlex.split(os.environ.get("PULSARD_COMMAND", "")) or [sys.executable, "-m", "server"]
         cmd = [
-            sys.executable, "-m", "server", "standalone",
+            *program, "standalone",
             "--broker-port", str(self.broker_port),
             "--web-port", str(self.web_port),
             "--bind-address", HOST,

@@ -27,7 +27,8 @@ def _start(work_dir: Path, config: dict | None = None) -> Broker:
     try:
         return broker.start()
     except BrokerError as exc:
-        pytest.fail(f"pulsard did not come up: {exc}", pytrace=False)
+        failure = f"pulsard did not come up: {exc}"
+    pytest.fail(failure, pytrace=False)
 
 
 def _broker_fixture(tmp_path_factory: pytest.TempPathFactory, name: str, config: dict | None = None):
