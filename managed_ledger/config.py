@@ -23,3 +23,7 @@ class StorageConfig:
     cursor_flush_interval_ms: int = 200
     #: managedLedgerCacheSizeMB: memory kept for tailing reads.
     cache_size_mb: int = 64
+    #: journalMaxSizeMB (bookkeeper.conf): journal files rotate past this size (fractions allowed).
+    #: In this slice entries are read back from the journal files, and a file is reclaimed
+    #: once every ledger in it is deleted, so smaller files give disk space back sooner.
+    journal_max_size_mb: float = 256.0

@@ -1,0 +1,318 @@
+"""ManagedCursor: a subscription's place in a managed ledger.
+
+State is the mark-delete position (everything at or before it is acknowledged), the
+individually acknowledged entries after it (sorted ranges, see ranges.py), partial batch
+acknowledgements (bit sets, bits SET = still unacked) and the read position (next entry a
+read returns; deleted entries are skipped). Individual acks that close the gap after the
+mark-delete move it forward, also across ledger boundaries when no entry lies between.
+
+Persistence of durable cursors is batched: an acknowledgement only marks the cursor dirty,
+and dirty state is written to the metadata store at most every cursor_flush_interval_ms, on
+flush() and on close; reset() writes before it returns.
+
+Crash bound: after kill -9, acknowledgements made since the last completed flush (at most one
+flush interval plus one metadata write) are lost, so those entries may be redelivered. Nothing
+acknowledged before that is redelivered, and no unacknowledged entry is ever skipped.
+
+Non-durable cursors (readers) keep all of this in memory only and vanish with the process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Iterable
+
+from .errors import ConcurrentReadError, CursorClosedError, ManagedLedgerStorageError
+from .metadata import CursorState, cursor_path
+from .position import EARLIEST, LATEST, Entry, Position
+from .ranges import AckedRanges
+
+if TYPE_CHECKING:
+    from .managed_ledger import ManagedLedgerImpl
+
+logger = logging.getLogger(__name__)
+
+
+class ManagedCursorImpl:
+    """Implements interfaces.ManagedCursor for durable and non-durable cursors."""
+
+    def __init__(self, ledger: ManagedLedgerImpl, name: str, durable: bool,
+                 state: CursorState, version: int = -1) -> None:
+        self.name = name
+        self.durable = durable
+        self._ledger = ledger
+        self._loop = asyncio.get_running_loop()
+        self._mark_delete = state.mark_delete
+        self._acked = AckedRanges.from_ranges(state.acked)
+        self._batch_acks: dict[Position, list[int]] = dict(state.batch_acks)
+        self._read_position = ledger.ledger_list.next_position(self._mark_delete)
+        self._reading = False
+        self._waiter: asyncio.Future[bool] | None = None
+        self._closed = False
+        # persistence (durable cursors only)
+        self._path = cursor_path(ledger.name, name)
+        self._version = version
+        self._dirty = False
+        self._flush_timer: asyncio.TimerHandle | None = None
+        self._flush_lock = asyncio.Lock()
+        self._flush_tasks: set[asyncio.Task] = set()
+        #: Mark-delete as last written to the metadata store (what trimming may rely on).
+        self.persisted_mark_delete = state.mark_delete
+
+    # ---- positions -----------------------------------------------------------------------
+
+    @property
+    def mark_delete_position(self) -> Position:
+        return self._mark_delete
+
+    @property
+    def read_position(self) -> Position:
+        ledgers = self._ledger.ledger_list
+        position = ledgers.normalize(self._read_position)
+        if position <= self._mark_delete:
+            position = ledgers.next_position(self._mark_delete)
+        return position
+
+    def has_more_entries(self) -> bool:
+        return self.read_position <= self._ledger.last_confirmed_entry
+
+    def seek(self, read_position: Position) -> None:
+        self._read_position = self._resolve(read_position)
+        self._wake_reader(True)
+
+    def rewind(self) -> None:
+        self._read_position = self._ledger.ledger_list.next_position(self._mark_delete)
+        self._wake_reader(True)
+
+    def backlog(self) -> int:
+        ledgers = self._ledger.ledger_list
+        pending = ledgers.count_between(self._mark_delete, self._ledger.last_confirmed_entry)
+        return max(0, pending - len(self._acked))
+
+    # ---- reads ---------------------------------------------------------------------------
+
+    async def read_entries_or_wait(self, max_entries: int) -> list[Entry]:
+        if self._reading:
+            raise ConcurrentReadError(f"cursor {self.name} already has a read in flight")
+        self._reading = True
+        try:
+            while True:
+                self._check_open()
+                entries = await self._read_available(max_entries)
+                if entries:
+                    return entries
+                if self.has_more_entries():
+                    continue
+                if not await self._wait_for_entries():
+                    return []
+        finally:
+            self._reading = False
+
+    def cancel_pending_read(self) -> None:
+        self._wake_reader(False)
+
+    async def _wait_for_entries(self) -> bool:
+        """Sleep until an add lands (True) or the read is cancelled (False)."""
+        waiter: asyncio.Future[bool] = self._loop.create_future()
+        self._waiter = waiter
+        self._ledger.register_waiter(waiter)
+        try:
+            return await waiter
+        finally:
+            self._waiter = None
+            self._ledger.unregister_waiter(waiter)
+
+    def _wake_reader(self, more: bool) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(more)
+
+    async def _read_available(self, max_entries: int) -> list[Entry]:
+        """Read up to max_entries non-deleted entries from the read position, then move it."""
+        ledgers = self._ledger.ledger_list
+        last_confirmed = self._ledger.last_confirmed_entry
+        position = self.read_position
+        runs: list[tuple[int, int, int]] = []
+        wanted = max_entries
+        while wanted > 0 and position <= last_confirmed:
+            acked_end = self._acked.range_end(position)
+            if acked_end is not None:
+                position = ledgers.next_position(Position(position.ledger_id, acked_end))
+                continue
+            info = ledgers.get(position.ledger_id)
+            if info is None:
+                break
+            last = min(info.entries - 1, position.entry_id + wanted - 1)
+            next_acked = self._acked.next_start_after(position)
+            if next_acked is not None:
+                last = min(last, next_acked - 1)
+            runs.append((position.ledger_id, position.entry_id, last))
+            wanted -= last - position.entry_id + 1
+            position = ledgers.next_position(Position(position.ledger_id, last))
+        start = self._read_position
+        entries: list[Entry] = []
+        for ledger_id, first, last in runs:
+            entries.extend(await self._ledger.read_ledger_range(ledger_id, first, last))
+        if self._read_position == start:
+            self._read_position = position
+        return entries
+
+    # ---- acknowledgements ----------------------------------------------------------------
+
+    def is_deleted(self, position: Position) -> bool:
+        return position <= self._mark_delete or position in self._acked
+
+    def mark_delete(self, position: Position) -> None:
+        position = min(position, self._ledger.last_confirmed_entry)
+        if position <= self._mark_delete:
+            return
+        self._set_mark_delete(position)
+        self._advance_over_acked()
+        self._mark_dirty()
+
+    def delete(self, positions: Iterable[Position]) -> None:
+        changed = False
+        for position in positions:
+            if position <= self._mark_delete:
+                continue
+            changed |= self._acked.add(position)
+            changed |= self._batch_acks.pop(position, None) is not None
+        if changed:
+            self._advance_over_acked()
+            self._mark_dirty()
+
+    def set_batch_ack_set(self, position: Position, ack_set: list[int]) -> None:
+        if self.is_deleted(position):
+            return
+        if not any(ack_set):
+            self.delete([position])
+            return
+        self._batch_acks[position] = list(ack_set)
+        self._mark_dirty()
+
+    def batch_ack_set(self, position: Position) -> list[int] | None:
+        words = self._batch_acks.get(position)
+        return list(words) if words is not None else None
+
+    async def reset(self, position: Position) -> None:
+        position = self._resolve(position)
+        self._mark_delete = Position(position.ledger_id, position.entry_id - 1)
+        self._acked.clear()
+        self._batch_acks.clear()
+        self._read_position = position
+        self._wake_reader(True)
+        if self.durable:
+            self._dirty = True
+            await self.flush()
+
+    def _resolve(self, position: Position) -> Position:
+        """Start sentinels to real positions: EARLIEST = first entry, LATEST = next to come."""
+        ledgers = self._ledger.ledger_list
+        if position == EARLIEST:
+            return ledgers.first_position()
+        if position == LATEST:
+            return ledgers.next_position(self._ledger.last_confirmed_entry)
+        return position
+
+    def _set_mark_delete(self, position: Position) -> None:
+        self._mark_delete = position
+        self._acked.remove_through(position)
+        if self._batch_acks:
+            for acked in [p for p in self._batch_acks if p <= position]:
+                del self._batch_acks[acked]
+
+    def _advance_over_acked(self) -> None:
+        """Move mark-delete over acked entries that directly follow it."""
+        ledgers = self._ledger.ledger_list
+        mark_delete = self._mark_delete
+        while True:
+            following = ledgers.next_position(mark_delete)
+            acked_end = self._acked.range_end(following)
+            if acked_end is None:
+                break
+            mark_delete = Position(following.ledger_id, acked_end)
+        if mark_delete != self._mark_delete:
+            self._set_mark_delete(mark_delete)
+
+    def move_past_trimmed(self, first_position: Position) -> None:
+        """Ledgers before first_position were deleted: forget state about them."""
+        before_first = Position(first_position.ledger_id, first_position.entry_id - 1)
+        if self._mark_delete < before_first:
+            self._set_mark_delete(before_first)
+
+    # ---- persistence ---------------------------------------------------------------------
+
+    def state(self) -> CursorState:
+        return CursorState(self._mark_delete, list(self._acked.ranges()),
+                           {p: list(words) for p, words in self._batch_acks.items()})
+
+    async def flush(self) -> None:
+        """Write dirty state now (durable cursors; a no-op otherwise)."""
+        if not self.durable:
+            return
+        async with self._flush_lock:
+            if not self._dirty or self._closed:
+                return
+            self._dirty = False
+            state = self.state()
+            try:
+                self._version = await self._ledger.store.put(self._path, state.encode(),
+                                                             self._version)
+            except Exception as exc:
+                self._dirty = True
+                raise ManagedLedgerStorageError(f"cursor {self.name}: persisting failed") from exc
+            self.persisted_mark_delete = state.mark_delete
+        self._ledger.cursor_persisted()
+
+    async def create(self) -> None:
+        """Write the initial state of a new durable cursor (it must not exist yet)."""
+        self._version = await self._ledger.store.put(self._path, self.state().encode(), -1)
+
+    def _mark_dirty(self) -> None:
+        if not self.durable or self._closed:
+            return
+        self._dirty = True
+        if self._flush_timer is None:
+            delay = self._ledger.config.cursor_flush_interval_ms / 1000.0
+            self._flush_timer = self._loop.call_later(delay, self._flush_in_background)
+
+    def _flush_in_background(self) -> None:
+        self._flush_timer = None
+        task = self._loop.create_task(self._background_flush())
+        self._flush_tasks.add(task)
+        task.add_done_callback(self._flush_tasks.discard)
+
+    async def _background_flush(self) -> None:
+        try:
+            await self.flush()
+        except ManagedLedgerStorageError:
+            logger.exception("cursor %s: background flush failed; retrying later", self.name)
+            self._mark_dirty()
+
+    async def _stop_background_flushes(self) -> None:
+        if self._flush_timer is not None:
+            self._flush_timer.cancel()
+            self._flush_timer = None
+        if self._flush_tasks:
+            await asyncio.gather(*self._flush_tasks, return_exceptions=True)
+
+    async def close(self) -> None:
+        """Persist what is pending and stop; a pending read returns []."""
+        if self._closed:
+            return
+        await self._stop_background_flushes()
+        try:
+            await self.flush()
+        finally:
+            self._closed = True
+            self._wake_reader(False)
+
+    async def discard(self) -> None:
+        """Stop without persisting (the cursor is being deleted); a pending read returns []."""
+        self._closed = True
+        self._wake_reader(False)
+        await self._stop_background_flushes()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise CursorClosedError(f"cursor {self.name} is closed")

@@ -1,0 +1,52 @@
+"""The entry cache for tailing reads, shared by every managed ledger of a factory.
+
+Entries go in as their adds complete and leave oldest-first once the cache passes its byte
+budget (managedLedgerCacheSizeMB), so consumers that keep up with producers never touch disk.
+Ledger ids are unique across managed ledgers, so a Position alone is the key.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from .position import Position
+
+
+class EntryCache:
+    """Bounded, insertion-ordered map of recently added entries."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self._max_bytes = max_bytes
+        self._entries: OrderedDict[Position, bytes] = OrderedDict()
+        self._size = 0
+        #: Lookups that found / missed their entry, for metrics.
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def put(self, position: Position, data: bytes) -> None:
+        if len(data) > self._max_bytes:
+            return
+        previous = self._entries.pop(position, None)
+        if previous is not None:
+            self._size -= len(previous)
+        self._entries[position] = data
+        self._size += len(data)
+        while self._size > self._max_bytes:
+            _, evicted = self._entries.popitem(last=False)
+            self._size -= len(evicted)
+
+    def get(self, position: Position) -> bytes | None:
+        data = self._entries.get(position)
+        if data is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return data
+
+    def invalidate_ledger(self, ledger_id: int) -> None:
+        for position in [p for p in self._entries if p.ledger_id == ledger_id]:
+            self._size -= len(self._entries.pop(position))

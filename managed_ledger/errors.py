@@ -1,0 +1,37 @@
+"""The managed-ledger layer's exception family; server/ maps these to Pulsar error codes.
+
+Storage failures from bookkeeper/ surface as ManagedLedgerStorageError (the original is the
+``__cause__``). The metadata store's own errors are re-exported here so that code above this
+layer can handle them without importing bookkeeper/.
+"""
+
+from __future__ import annotations
+
+from bookkeeper.errors import (MetadataBadVersionError, MetadataNotFoundError,
+                               MetadataStoreError)
+
+__all__ = [
+    "ManagedLedgerError", "ManagedLedgerClosedError", "ManagedLedgerStorageError",
+    "CursorClosedError", "ConcurrentReadError", "MetadataStoreError",
+    "MetadataBadVersionError", "MetadataNotFoundError",
+]
+
+
+class ManagedLedgerError(Exception):
+    """Base of every error raised by managed_ledger/."""
+
+
+class ManagedLedgerClosedError(ManagedLedgerError):
+    """The managed ledger (or its factory) was closed or deleted."""
+
+
+class ManagedLedgerStorageError(ManagedLedgerError):
+    """The storage below failed an add, a read or a metadata update."""
+
+
+class CursorClosedError(ManagedLedgerError):
+    """The cursor was deleted or its managed ledger closed."""
+
+
+class ConcurrentReadError(ManagedLedgerError):
+    """A cursor allows one read_entries_or_wait at a time."""

@@ -1,0 +1,135 @@
+"""The managed-ledger factory: one storage engine (metadata store + bookie) under many topics.
+
+``open_factory(config)`` is the entry point for server/: it opens the embedded metadata store
+(``<data_dir>/metadata/metadata.db``) and the bookie (``<data_dir>/bookie/journal``), and
+returns a ManagedLedgerFactory whose managed ledgers share one entry cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from bookkeeper.config import BookieConfig
+from bookkeeper.errors import BookKeeperError, MetadataNotFoundError
+from bookkeeper.ledger import BookKeeper
+from bookkeeper.metadata_store import SqliteMetadataStore
+
+from .config import StorageConfig
+from .entry_cache import EntryCache
+from .errors import ManagedLedgerClosedError
+from .managed_ledger import ManagedLedgerImpl
+from .metadata import (MANAGED_LEDGERS_PATH, ManagedLedgerMetadata, cursor_path, decode_name,
+                       managed_ledger_path)
+
+logger = logging.getLogger(__name__)
+
+_MB = 1024 * 1024
+
+
+def bookie_config(config: StorageConfig) -> BookieConfig:
+    return BookieConfig(
+        journal_dir=config.data_dir / "bookie" / "journal",
+        sync_data=config.journal_sync_data,
+        max_group_wait_ms=config.journal_max_group_wait_ms,
+        buffered_writes_threshold=config.journal_buffered_writes_threshold,
+        journal_max_file_size=int(config.journal_max_size_mb * _MB),
+    )
+
+
+async def open_factory(config: StorageConfig) -> ManagedLedgerFactoryImpl:
+    """Open (recovering after any crash) the storage under config.data_dir."""
+    store = await SqliteMetadataStore.open(config.data_dir / "metadata" / "metadata.db")
+    try:
+        bookkeeper = await BookKeeper.open(bookie_config(config), store)
+    except BaseException:
+        await store.close()
+        raise
+    return ManagedLedgerFactoryImpl(config, store, bookkeeper)
+
+
+class ManagedLedgerFactoryImpl:
+    """Implements interfaces.ManagedLedgerFactory."""
+
+    def __init__(self, config: StorageConfig, store: SqliteMetadataStore,
+                 bookkeeper: BookKeeper) -> None:
+        self.config = config
+        self.metadata_store = store
+        self.bookkeeper = bookkeeper
+        self.entry_cache = EntryCache(config.cache_size_mb * _MB)
+        self._ledgers: dict[str, ManagedLedgerImpl] = {}
+        self._opening: dict[str, asyncio.Task[ManagedLedgerImpl]] = {}
+        self._closed = False
+
+    async def open_ledger(self, name: str) -> ManagedLedgerImpl:
+        """Open or create; the same instance while it stays open."""
+        if self._closed:
+            raise ManagedLedgerClosedError("managed ledger factory is closed")
+        ledger = self._ledgers.get(name)
+        if ledger is not None:
+            return ledger
+        opening = self._opening.get(name)
+        if opening is None:
+            opening = asyncio.get_running_loop().create_task(self._open(name))
+            self._opening[name] = opening
+        return await asyncio.shield(opening)
+
+    async def _open(self, name: str) -> ManagedLedgerImpl:
+        try:
+            ledger = await ManagedLedgerImpl.open(name, self.config, self.metadata_store,
+                                                  self.bookkeeper, self.entry_cache,
+                                                  self._forget)
+            self._ledgers[name] = ledger
+            return ledger
+        finally:
+            del self._opening[name]
+
+    def _forget(self, ledger: ManagedLedgerImpl) -> None:
+        if self._ledgers.get(ledger.name) is ledger:
+            del self._ledgers[ledger.name]
+
+    async def list_ledgers(self) -> list[str]:
+        return sorted(decode_name(c) for c in await self.metadata_store.children(MANAGED_LEDGERS_PATH))
+
+    async def delete_ledger(self, name: str) -> None:
+        """Close it if open, then delete its ledgers, its cursors and its metadata."""
+        opening = self._opening.get(name)
+        if opening is not None:
+            await asyncio.gather(opening, return_exceptions=True)
+        ledger = self._ledgers.get(name)
+        if ledger is not None:
+            await ledger.close()
+        store = self.metadata_store
+        path = managed_ledger_path(name)
+        found = await store.get(path)
+        if found is None:
+            return
+        for info in ManagedLedgerMetadata.decode(found[0]).ledgers:
+            try:
+                await self.bookkeeper.delete_ledger(info.ledger_id)
+            except BookKeeperError as exc:
+                logger.warning("deleting ledger %d of %s: %s", info.ledger_id, name, exc)
+        for component in await store.children(path):
+            await _delete_if_present(store, cursor_path(name, decode_name(component)))
+        await _delete_if_present(store, path)
+        logger.info("deleted managed ledger %s", name)
+
+    async def close(self) -> None:
+        """Close every managed ledger (flushing cursors), then the bookie and the store."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._opening:
+            await asyncio.gather(*self._opening.values(), return_exceptions=True)
+        for ledger in list(self._ledgers.values()):
+            await ledger.close()
+        await self.bookkeeper.close()
+        await self.metadata_store.close()
+        logger.info("managed ledger factory closed")
+
+
+async def _delete_if_present(store: SqliteMetadataStore, path: str) -> None:
+    try:
+        await store.delete(path)
+    except MetadataNotFoundError:
+        pass

@@ -1,0 +1,514 @@
+"""ManagedLedger: a topic's log as a sequence of bookkeeper ledgers, with named cursors.
+
+As in Pulsar, every open seals the ledger the previous incarnation was writing (open with
+recovery, which fences it and finds its last durable entry) and starts a new ledger for its own
+writes; ledgers that ended up empty are dropped. Writes roll over to a new ledger after
+max_entries_per_ledger entries or max_size_per_ledger_mb; adds arriving meanwhile queue and go
+out in arrival order. An add resolves once its entry is durable, then wakes the cursors waiting
+in read_entries_or_wait. Ledgers entirely behind the slowest durable cursor's persisted
+mark-delete are deleted (never the current one, never when there is no durable cursor).
+
+Metadata (the ledgers with their entry counts and sizes) is in the metadata store, see
+metadata.py; the cursors are the children of the managed ledger's node.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import functools
+import logging
+import weakref
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from bookkeeper.errors import BookKeeperError, MetadataNotFoundError, NoSuchLedgerError
+from bookkeeper.interfaces import LedgerClient, ReadHandle, WriteHandle
+
+from .config import StorageConfig
+from .cursor import ManagedCursorImpl
+from .entry_cache import EntryCache
+from .errors import (ManagedLedgerClosedError, ManagedLedgerStorageError, MetadataStoreError)
+from .interfaces import MetadataStore
+from .ledger_list import LedgerInfo, LedgerList
+from .metadata import (CursorState, ManagedLedgerMetadata, cursor_path, decode_name,
+                       managed_ledger_path)
+from .position import EARLIEST, LATEST, Entry, InitialPosition, Position
+
+logger = logging.getLogger(__name__)
+
+_MB = 1024 * 1024
+
+
+class ManagedLedgerState(enum.Enum):
+    """WRITING <-> ROLLING_OVER; LEDGER_NEEDED after a failed write or rollover (the next add
+    starts a rollover); anything -> CLOSED."""
+
+    WRITING = "writing"
+    ROLLING_OVER = "rolling_over"
+    LEDGER_NEEDED = "ledger_needed"
+    CLOSED = "closed"
+
+
+@dataclass(slots=True)
+class _QueuedAdd:
+    """An add waiting for a writable ledger (Pulsar's OpAddEntry before it is sent)."""
+
+    data: bytes
+    future: asyncio.Future[Position]
+
+
+class ManagedLedgerImpl:
+    """Implements interfaces.ManagedLedger."""
+
+    def __init__(self, name: str, config: StorageConfig, store: MetadataStore,
+                 bookkeeper: LedgerClient, cache: EntryCache,
+                 on_closed: Callable[[ManagedLedgerImpl], None]) -> None:
+        self.name = name
+        self.config = config
+        self.store = store
+        self._bookkeeper = bookkeeper
+        self._cache = cache
+        self._on_closed = on_closed
+        self._loop = asyncio.get_running_loop()
+        self._path = managed_ledger_path(name)
+        self._metadata_version = -1
+        self._metadata_lock = asyncio.Lock()
+        self._state = ManagedLedgerState.LEDGER_NEEDED
+        self._closing = False
+        self.ledger_list = LedgerList()
+        self._last_confirmed = Position(-1, -1)
+        self._writer: WriteHandle | None = None
+        self._writer_entries = 0
+        self._writer_bytes = 0
+        self._queued: list[_QueuedAdd] = []
+        self._rollover_task: asyncio.Task | None = None
+        self._readers: dict[int, ReadHandle] = {}
+        self._cursors: dict[str, ManagedCursorImpl] = {}
+        self._non_durable: weakref.WeakSet[ManagedCursorImpl] = weakref.WeakSet()
+        self._cursor_lock = asyncio.Lock()
+        self._waiters: set[asyncio.Future[bool]] = set()
+        self._trim_task: asyncio.Task | None = None
+        self._trim_again = False
+
+    @classmethod
+    async def open(cls, name: str, config: StorageConfig, store: MetadataStore,
+                   bookkeeper: LedgerClient, cache: EntryCache,
+                   on_closed: Callable[[ManagedLedgerImpl], None]) -> ManagedLedgerImpl:
+        ledger = cls(name, config, store, bookkeeper, cache, on_closed)
+        await ledger._initialize()
+        return ledger
+
+    # ---- properties ----------------------------------------------------------------------
+
+    @property
+    def state(self) -> ManagedLedgerState:
+        return self._state
+
+    @property
+    def last_confirmed_entry(self) -> Position:
+        return self._last_confirmed
+
+    @property
+    def number_of_entries(self) -> int:
+        return self.ledger_list.total_entries
+
+    @property
+    def total_size(self) -> int:
+        return self.ledger_list.total_size
+
+    @property
+    def cursors(self) -> Mapping[str, ManagedCursorImpl]:
+        return self._cursors
+
+    def ledgers_info(self) -> list[tuple[int, int, int]]:
+        return [(info.ledger_id, info.entries, info.size) for info in self.ledger_list]
+
+    def first_position(self) -> Position:
+        return self.ledger_list.first_position()
+
+    def next_position(self, position: Position) -> Position:
+        return self.ledger_list.next_position(position)
+
+    # ---- opening -------------------------------------------------------------------------
+
+    async def _initialize(self) -> None:
+        found = await self.store.get(self._path)
+        metadata = ManagedLedgerMetadata()
+        if found is not None:
+            metadata = ManagedLedgerMetadata.decode(found[0])
+            self._metadata_version = found[1]
+        ledgers = metadata.ledgers
+        for index, info in enumerate(ledgers):
+            if index == len(ledgers) - 1 or not info.entries:
+                await self._recover_ledger(info)
+        empty = {info.ledger_id for info in ledgers if not info.entries}
+        self.ledger_list = LedgerList([info for info in ledgers if info.entries])
+        writer = await self._bookkeeper.create_ledger()
+        self.ledger_list.append(LedgerInfo(writer.ledger_id))
+        await self._persist_metadata()
+        self._install_writer(writer)
+        self._last_confirmed = self.ledger_list.last_confirmed()
+        for ledger_id in empty:
+            await self._delete_ledger_quietly(ledger_id)
+        await self._load_cursors()
+        logger.info("opened managed ledger %s: ledgers %s, last confirmed %s", self.name,
+                    self.ledgers_info(), self._last_confirmed)
+
+    async def _recover_ledger(self, info: LedgerInfo) -> None:
+        """Seal a ledger a previous run may have left open; learn its true size."""
+        try:
+            handle = await self._bookkeeper.open_ledger(info.ledger_id, recovery=True)
+        except NoSuchLedgerError:
+            logger.warning("managed ledger %s: ledger %d is gone", self.name, info.ledger_id)
+            info.entries = info.size = 0
+            return
+        info.entries = handle.last_add_confirmed + 1
+        info.size = handle.length
+        self._readers[info.ledger_id] = handle
+
+    async def _load_cursors(self) -> None:
+        for component in await self.store.children(self._path):
+            name = decode_name(component)
+            found = await self.store.get(cursor_path(self.name, name))
+            if found is None:
+                continue
+            state = CursorState.decode(found[0])
+            self._cursors[name] = ManagedCursorImpl(self, name, True, state, found[1])
+
+    # ---- writing -------------------------------------------------------------------------
+
+    async def add_entry(self, data: bytes) -> Position:
+        if self._closing:
+            raise ManagedLedgerClosedError(f"managed ledger {self.name} is closed")
+        future: asyncio.Future[Position] = self._loop.create_future()
+        if self._state is ManagedLedgerState.WRITING:
+            self._send(data, future)
+        else:
+            self._queued.append(_QueuedAdd(data, future))
+            if self._state is ManagedLedgerState.LEDGER_NEEDED:
+                self._start_rollover()
+        return await future
+
+    def _send(self, data: bytes, future: asyncio.Future[Position]) -> None:
+        writer = self._writer
+        assert writer is not None
+        try:
+            durable = writer.add_entry(data)
+        except BookKeeperError as exc:
+            self._on_write_failed(future, exc)
+            return
+        durable.add_done_callback(
+            functools.partial(self._on_add_durable, writer.ledger_id, data, future))
+        self._writer_entries += 1
+        self._writer_bytes += len(data)
+        if (self._writer_entries >= self.config.max_entries_per_ledger
+                or self._writer_bytes >= self.config.max_size_per_ledger_mb * _MB):
+            self._start_rollover()
+
+    def _on_add_durable(self, ledger_id: int, data: bytes, future: asyncio.Future[Position],
+                        durable: asyncio.Future[int]) -> None:
+        error = durable.exception()
+        if error is not None:
+            self._on_write_failed(future, error)
+            return
+        entry_id = durable.result()
+        position = Position(ledger_id, entry_id)
+        info = self.ledger_list.get(ledger_id)
+        if info is not None:
+            info.entries = entry_id + 1
+            info.size += len(data)
+        self._last_confirmed = position
+        self._cache.put(position, data)
+        if not future.done():
+            future.set_result(position)
+        if self._waiters:
+            self._wake_waiters(True)
+
+    def _on_write_failed(self, future: asyncio.Future[Position], error: BaseException) -> None:
+        logger.error("managed ledger %s: add failed: %s", self.name, error)
+        if not future.done():
+            future.set_exception(ManagedLedgerStorageError(f"add failed: {error}"))
+        if self._state is ManagedLedgerState.WRITING:
+            self._state = ManagedLedgerState.LEDGER_NEEDED
+
+    def _install_writer(self, writer: WriteHandle) -> None:
+        self._writer = writer
+        self._readers[writer.ledger_id] = writer
+        self._writer_entries = 0
+        self._writer_bytes = 0
+        self._state = ManagedLedgerState.WRITING
+
+    def _start_rollover(self) -> None:
+        self._state = ManagedLedgerState.ROLLING_OVER
+        self._rollover_task = self._loop.create_task(self._rollover())
+
+    async def _rollover(self) -> None:
+        """Seal the full (or failed) ledger, start the next one, send the queued adds."""
+        old, self._writer = self._writer, None
+        if old is not None:
+            await self._seal(old)
+        try:
+            writer = await self._bookkeeper.create_ledger()
+        except BookKeeperError as exc:
+            self._rollover_failed(exc)
+            return
+        self.ledger_list.append(LedgerInfo(writer.ledger_id))
+        try:
+            await self._persist_metadata()
+        except ManagedLedgerStorageError as exc:
+            self.ledger_list.remove({writer.ledger_id})
+            await self._delete_ledger_quietly(writer.ledger_id)
+            self._rollover_failed(exc)
+            return
+        self._install_writer(writer)
+        queued, self._queued = self._queued, []
+        for index, add in enumerate(queued):
+            if self._state is not ManagedLedgerState.WRITING:
+                self._queued = queued[index:] + self._queued
+                break
+            self._send(add.data, add.future)
+        logger.debug("managed ledger %s rolled over to ledger %d", self.name, writer.ledger_id)
+        self._request_trim()
+
+    def _rollover_failed(self, error: BaseException) -> None:
+        logger.error("managed ledger %s: rollover failed: %s", self.name, error)
+        self._state = ManagedLedgerState.LEDGER_NEEDED
+        self._fail_queued(ManagedLedgerStorageError(f"no ledger to write to: {error}"))
+
+    def _fail_queued(self, error: Exception) -> None:
+        queued, self._queued = self._queued, []
+        for add in queued:
+            if not add.future.done():
+                add.future.set_exception(error)
+
+    async def _seal(self, writer: WriteHandle) -> None:
+        try:
+            await writer.close()
+        except BookKeeperError as exc:
+            logger.warning("managed ledger %s: sealing ledger %d failed: %s",
+                           self.name, writer.ledger_id, exc)
+
+    # ---- reading -------------------------------------------------------------------------
+
+    async def read_entry(self, position: Position) -> Entry | None:
+        info = self.ledger_list.get(position.ledger_id)
+        if info is None or not 0 <= position.entry_id < info.entries:
+            return None
+        entries = await self.read_ledger_range(position.ledger_id, position.entry_id,
+                                               position.entry_id)
+        return entries[0]
+
+    async def read_entries(self, start: Position, max_entries: int) -> list[Entry]:
+        ledgers = self.ledger_list
+        position = ledgers.normalize(start)
+        entries: list[Entry] = []
+        while len(entries) < max_entries and position <= self._last_confirmed:
+            info = ledgers.get(position.ledger_id)
+            if info is None:
+                break
+            last = min(info.entries - 1, position.entry_id + max_entries - len(entries) - 1)
+            entries.extend(await self.read_ledger_range(position.ledger_id, position.entry_id, last))
+            position = ledgers.next_position(Position(position.ledger_id, last))
+        return entries
+
+    async def read_ledger_range(self, ledger_id: int, first: int, last: int) -> list[Entry]:
+        """Entries first..last of one ledger: from the cache while it has them, then disk."""
+        entries: list[Entry] = []
+        entry_id = first
+        while entry_id <= last:
+            position = Position(ledger_id, entry_id)
+            data = self._cache.get(position)
+            if data is None:
+                break
+            entries.append(Entry(position, data))
+            entry_id += 1
+        if entry_id <= last:
+            try:
+                handle = await self._reader(ledger_id)
+                stored = await handle.read_entries(entry_id, last)
+            except BookKeeperError as exc:
+                raise ManagedLedgerStorageError(
+                    f"reading {ledger_id}:{entry_id}..{last} failed: {exc}") from exc
+            entries.extend(Entry(Position(ledger_id, number), data)
+                           for number, data in enumerate(stored, start=entry_id))
+        return entries
+
+    async def _reader(self, ledger_id: int) -> ReadHandle:
+        handle = self._readers.get(ledger_id)
+        if handle is None:
+            handle = await self._bookkeeper.open_ledger(ledger_id, recovery=False)
+            self._readers[ledger_id] = handle
+        return handle
+
+    async def find_newest_matching(self, condition: Callable[[Entry], bool]) -> Position | None:
+        total = self.ledger_list.total_entries
+        if total == 0:
+            return None
+
+        async def holds(index: int) -> bool:
+            entry = await self.read_entry(self.ledger_list.position_at(index))
+            return entry is not None and condition(entry)
+
+        if not await holds(0):
+            return None
+        low, high = 0, total - 1
+        while low < high:
+            middle = (low + high + 1) // 2
+            if await holds(middle):
+                low = middle
+            else:
+                high = middle - 1
+        return self.ledger_list.position_at(low)
+
+    # ---- waiting readers -----------------------------------------------------------------
+
+    def register_waiter(self, waiter: asyncio.Future[bool]) -> None:
+        self._waiters.add(waiter)
+
+    def unregister_waiter(self, waiter: asyncio.Future[bool]) -> None:
+        self._waiters.discard(waiter)
+
+    def _wake_waiters(self, more: bool) -> None:
+        waiters, self._waiters = self._waiters, set()
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(more)
+
+    # ---- cursors -------------------------------------------------------------------------
+
+    async def open_cursor(self, name: str, initial_position: InitialPosition) -> ManagedCursorImpl:
+        self._check_open()
+        async with self._cursor_lock:
+            cursor = self._cursors.get(name)
+            if cursor is not None:
+                return cursor
+            if initial_position is InitialPosition.LATEST:
+                mark_delete = self._last_confirmed
+            else:
+                first = self.first_position()
+                mark_delete = Position(first.ledger_id, first.entry_id - 1)
+            cursor = ManagedCursorImpl(self, name, True, CursorState(mark_delete))
+            try:
+                await cursor.create()
+            except MetadataStoreError as exc:
+                raise ManagedLedgerStorageError(f"creating cursor {name} failed") from exc
+            self._cursors[name] = cursor
+            return cursor
+
+    def new_non_durable_cursor(self, name: str, start: Position) -> ManagedCursorImpl:
+        self._check_open()
+        if start == EARLIEST:
+            start = self.first_position()
+        elif start == LATEST:
+            start = self.next_position(self._last_confirmed)
+        cursor = ManagedCursorImpl(self, name, False,
+                                   CursorState(Position(start.ledger_id, start.entry_id - 1)))
+        self._non_durable.add(cursor)
+        return cursor
+
+    async def delete_cursor(self, name: str) -> None:
+        cursor = self._cursors.pop(name, None)
+        if cursor is None:
+            return
+        await cursor.discard()
+        try:
+            await self.store.delete(cursor_path(self.name, name))
+        except MetadataNotFoundError:
+            pass
+        self._request_trim()
+
+    def cursor_persisted(self) -> None:
+        """A durable cursor wrote its state: consumed ledgers may now be deletable."""
+        self._request_trim()
+
+    # ---- trimming ------------------------------------------------------------------------
+
+    def _request_trim(self) -> None:
+        if self._closing:
+            return
+        if self._trim_task is not None and not self._trim_task.done():
+            self._trim_again = True
+            return
+        self._trim_task = self._loop.create_task(self._trim())
+
+    async def _trim(self) -> None:
+        self._trim_again = True
+        while self._trim_again and not self._closing:
+            self._trim_again = False
+            try:
+                await self._trim_consumed_ledgers()
+            except ManagedLedgerStorageError:
+                logger.exception("managed ledger %s: trimming failed", self.name)
+                return
+
+    async def _trim_consumed_ledgers(self) -> None:
+        if not self._cursors:
+            return
+        slowest = min(cursor.persisted_mark_delete for cursor in self._cursors.values())
+        current = self.ledger_list.current.ledger_id
+        doomed = {info.ledger_id for info in self.ledger_list
+                  if info.ledger_id != current
+                  and Position(info.ledger_id, info.entries - 1) <= slowest}
+        if not doomed:
+            return
+        self.ledger_list.remove(doomed)
+        await self._persist_metadata()
+        for ledger_id in sorted(doomed):
+            self._readers.pop(ledger_id, None)
+            self._cache.invalidate_ledger(ledger_id)
+            await self._delete_ledger_quietly(ledger_id)
+        first = self.first_position()
+        for cursor in [*self._cursors.values(), *self._non_durable]:
+            cursor.move_past_trimmed(first)
+        logger.info("managed ledger %s: trimmed ledgers %s", self.name, sorted(doomed))
+
+    async def _delete_ledger_quietly(self, ledger_id: int) -> None:
+        try:
+            await self._bookkeeper.delete_ledger(ledger_id)
+        except BookKeeperError as exc:
+            logger.warning("managed ledger %s: deleting ledger %d failed: %s",
+                           self.name, ledger_id, exc)
+
+    # ---- metadata and lifecycle ----------------------------------------------------------
+
+    async def _persist_metadata(self) -> None:
+        async with self._metadata_lock:
+            metadata = ManagedLedgerMetadata(
+                [LedgerInfo(info.ledger_id, info.entries, info.size) for info in self.ledger_list])
+            try:
+                self._metadata_version = await self.store.put(
+                    self._path, metadata.encode(), self._metadata_version)
+            except MetadataStoreError as exc:
+                raise ManagedLedgerStorageError(
+                    f"persisting managed ledger {self.name} failed: {exc}") from exc
+
+    def _check_open(self) -> None:
+        if self._closing:
+            raise ManagedLedgerClosedError(f"managed ledger {self.name} is closed")
+
+    async def close(self) -> None:
+        """Flush cursors, seal the current ledger, persist; pending reads return []."""
+        if self._closing:
+            return
+        self._closing = True
+        for task in (self._rollover_task, self._trim_task):
+            if task is not None:
+                await asyncio.gather(task, return_exceptions=True)
+        self._fail_queued(ManagedLedgerClosedError(f"managed ledger {self.name} is closed"))
+        for cursor in [*self._cursors.values(), *self._non_durable]:
+            try:
+                await cursor.close()
+            except ManagedLedgerStorageError:
+                logger.exception("managed ledger %s: closing cursor %s", self.name, cursor.name)
+        self._wake_waiters(False)
+        if self._writer is not None:
+            await self._seal(self._writer)
+            self._writer = None
+        self._state = ManagedLedgerState.CLOSED
+        try:
+            await self._persist_metadata()
+        except ManagedLedgerStorageError:
+            logger.exception("managed ledger %s: final metadata write failed", self.name)
+        self._on_closed(self)
+        logger.info("closed managed ledger %s", self.name)

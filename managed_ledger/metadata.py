@@ -1,0 +1,81 @@
+"""Where managed-ledger and cursor state lives in the metadata store, and its encoding.
+
+Layout (names are percent-encoded, since topic names hold ``://`` and ``/``)::
+
+    /managed-ledgers/<name>            {"ledgers": [{"id", "entries", "size"}, ...]}
+    /managed-ledgers/<name>/<cursor>   {"mark_delete": [l, e], "acked": [[l, first, last]...],
+                                        "batch_acks": [[l, e, [words...]], ...]}
+
+The cursors of a managed ledger are the children of its node.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from urllib.parse import quote, unquote
+
+from .ledger_list import LedgerInfo
+from .position import Position
+
+MANAGED_LEDGERS_PATH = "/managed-ledgers"
+
+
+def encode_name(name: str) -> str:
+    return quote(name, safe="")
+
+
+def decode_name(component: str) -> str:
+    return unquote(component)
+
+
+def managed_ledger_path(name: str) -> str:
+    return f"{MANAGED_LEDGERS_PATH}/{encode_name(name)}"
+
+
+def cursor_path(ledger_name: str, cursor_name: str) -> str:
+    return f"{managed_ledger_path(ledger_name)}/{encode_name(cursor_name)}"
+
+
+@dataclass(slots=True)
+class ManagedLedgerMetadata:
+    ledgers: list[LedgerInfo] = field(default_factory=list)
+
+    def encode(self) -> bytes:
+        ledgers = [{"id": info.ledger_id, "entries": info.entries, "size": info.size}
+                   for info in self.ledgers]
+        return json.dumps({"ledgers": ledgers}, separators=(",", ":")).encode()
+
+    @classmethod
+    def decode(cls, raw: bytes) -> ManagedLedgerMetadata:
+        fields = json.loads(raw)
+        return cls([LedgerInfo(item["id"], item["entries"], item["size"])
+                    for item in fields["ledgers"]])
+
+
+@dataclass(slots=True)
+class CursorState:
+    """What a durable cursor persists: enough to rebuild its acknowledgement state."""
+
+    mark_delete: Position
+    acked: list[tuple[int, int, int]] = field(default_factory=list)
+    batch_acks: dict[Position, list[int]] = field(default_factory=dict)
+
+    def encode(self) -> bytes:
+        fields = {
+            "mark_delete": [self.mark_delete.ledger_id, self.mark_delete.entry_id],
+            "acked": [list(r) for r in self.acked],
+            "batch_acks": [[p.ledger_id, p.entry_id, words]
+                           for p, words in self.batch_acks.items()],
+        }
+        return json.dumps(fields, separators=(",", ":")).encode()
+
+    @classmethod
+    def decode(cls, raw: bytes) -> CursorState:
+        fields = json.loads(raw)
+        return cls(
+            mark_delete=Position(*fields["mark_delete"]),
+            acked=[(ledger, first, last) for ledger, first, last in fields["acked"]],
+            batch_acks={Position(ledger, entry): words
+                        for ledger, entry, words in fields["batch_acks"]},
+        )
