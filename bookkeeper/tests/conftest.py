@@ -1,0 +1,36 @@
+"""Run ``async def`` tests with asyncio.run (no pytest-asyncio), plus storage fixtures."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from pathlib import Path
+from typing import AsyncIterator
+
+import contextlib
+import pytest
+
+from bookkeeper.config import BookieConfig
+from bookkeeper.ledger import BookKeeper
+from bookkeeper.metadata_store import SqliteMetadataStore
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    if not inspect.iscoroutinefunction(pyfuncitem.obj):
+        return None
+    arguments = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    asyncio.run(asyncio.wait_for(pyfuncitem.obj(**arguments), timeout=60))
+    return True
+
+
+@contextlib.asynccontextmanager
+async def open_bookkeeper(root: Path, **settings) -> AsyncIterator[BookKeeper]:
+    """A BookKeeper over a metadata store and a bookie under root; closed on exit."""
+    store = await SqliteMetadataStore.open(root / "metadata.db")
+    bookkeeper = await BookKeeper.open(BookieConfig(root / "journal", **settings), store)
+    try:
+        yield bookkeeper
+    finally:
+        await bookkeeper.close()
+        await store.close()

@@ -1,0 +1,121 @@
+"""Journal: group commit, fsync counting, torn-tail recovery, rotation."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from bookkeeper.journal import HEADER_SIZE, journal_file_name, list_journal_files
+
+from .conftest import open_bookkeeper
+
+
+def journal_files(root: Path) -> list[Path]:
+    return [root / "journal" / journal_file_name(i) for i in list_journal_files(root / "journal")]
+
+
+async def test_group_commit_one_fsync_and_one_loop_wakeup_per_group(tmp_path: Path) -> None:
+    async with open_bookkeeper(tmp_path, max_group_wait_ms=20) as bk:
+        loop = asyncio.get_running_loop()
+        wakeups = 0
+        original = loop.call_soon_threadsafe
+
+        def counting(callback, *args, **kwargs):
+            nonlocal wakeups
+            wakeups += 1
+            return original(callback, *args, **kwargs)
+
+        journal = bk.bookie.journal
+        ledger = await bk.create_ledger()
+        syncs_before, groups_before = journal.syncs, journal.groups
+        loop.call_soon_threadsafe = counting
+        ids = await asyncio.gather(*[ledger.add_entry(b"entry-%d" % i) for i in range(500)])
+        loop.call_soon_threadsafe = original
+
+        assert ids == list(range(500))
+        syncs = journal.syncs - syncs_before
+        groups = journal.groups - groups_before
+        assert syncs == groups
+        assert 1 <= syncs <= 5
+        assert wakeups == groups
+        assert await ledger.read_entries(0, 499) == [b"entry-%d" % i for i in range(500)]
+
+
+async def test_buffered_writes_threshold_commits_early(tmp_path: Path) -> None:
+    async with open_bookkeeper(tmp_path, max_group_wait_ms=10_000,
+                               buffered_writes_threshold=1000) as bk:
+        ledger = await bk.create_ledger()
+        # a 10 s group wait would time the test out unless the byte threshold cuts it short
+        await asyncio.wait_for(asyncio.gather(*[ledger.add_entry(b"x" * 100) for i in range(20)]),
+                               timeout=5)
+
+
+async def test_unsynced_journal_still_stores(tmp_path: Path) -> None:
+    async with open_bookkeeper(tmp_path, sync_data=False) as bk:
+        ledger = await bk.create_ledger()
+        await asyncio.gather(*[ledger.add_entry(b"e%d" % i) for i in range(10)])
+        assert bk.bookie.journal.syncs == 0
+        assert await ledger.read_entries(9, 9) == [b"e9"]
+
+
+async def _write_entries(root: Path, count: int) -> int:
+    async with open_bookkeeper(root) as bk:
+        ledger = await bk.create_ledger()
+        for i in range(count):
+            await ledger.add_entry(b"payload-%03d" % i)
+        return ledger.ledger_id
+
+
+async def _recovered_entries(root: Path, ledger_id: int) -> list[bytes]:
+    async with open_bookkeeper(root) as bk:
+        handle = await bk.open_ledger(ledger_id)
+        if handle.last_add_confirmed < 0:
+            return []
+        return await handle.read_entries(0, handle.last_add_confirmed)
+
+
+async def test_torn_tail_is_cut_on_recovery(tmp_path: Path) -> None:
+    ledger_id = await _write_entries(tmp_path, 10)
+    (last_file,) = [p for p in journal_files(tmp_path) if p.stat().st_size]
+    size = last_file.stat().st_size
+    os.truncate(last_file, size - 3)
+
+    entries = await _recovered_entries(tmp_path, ledger_id)
+
+    assert entries == [b"payload-%03d" % i for i in range(9)]
+    record = HEADER_SIZE + len(b"payload-000")
+    assert last_file.stat().st_size == size - record
+
+
+async def test_corrupt_last_record_is_cut(tmp_path: Path) -> None:
+    ledger_id = await _write_entries(tmp_path, 5)
+    (last_file,) = [p for p in journal_files(tmp_path) if p.stat().st_size]
+    with open(last_file, "r+b") as f:
+        f.seek(-1, os.SEEK_END)
+        f.write(b"\xff")
+
+    assert await _recovered_entries(tmp_path, ledger_id) == [b"payload-%03d" % i for i in range(4)]
+
+
+async def test_zero_filled_tail_is_cut(tmp_path: Path) -> None:
+    ledger_id = await _write_entries(tmp_path, 3)
+    (last_file,) = [p for p in journal_files(tmp_path) if p.stat().st_size]
+    with open(last_file, "ab") as f:
+        f.write(bytes(4096))
+
+    assert len(await _recovered_entries(tmp_path, ledger_id)) == 3
+    assert last_file.stat().st_size == 3 * (HEADER_SIZE + len(b"payload-000"))
+
+
+async def test_rotation_and_reads_across_files_after_reopen(tmp_path: Path) -> None:
+    async with open_bookkeeper(tmp_path, journal_max_file_size=1000) as bk:
+        ledger = await bk.create_ledger()
+        for i in range(100):
+            await ledger.add_entry(b"%050d" % i)
+        await ledger.close()
+    assert len(journal_files(tmp_path)) > 5
+    async with open_bookkeeper(tmp_path) as bk:
+        handle = await bk.open_ledger(ledger.ledger_id)
+        assert handle.last_add_confirmed == 99
+        assert await handle.read_entries(0, 99) == [b"%050d" % i for i in range(100)]
