@@ -60,9 +60,10 @@ class AsyncSends:
                 self._done.notify_all()
         return callback
 
-    def send(self, producer: pulsar.Producer, contents, **fields) -> "AsyncSends":
+    def send(self, producer: pulsar.Producer, contents, fields_for=None) -> "AsyncSends":
+        """fields_for(i) -> keyword arguments of send_async for message i (keys, properties...)."""
         for i, content in enumerate(contents):
-            producer.send_async(content, self.callback_for(i), **fields)
+            producer.send_async(content, self.callback_for(i), **(fields_for(i) if fields_for else {}))
         producer.flush()
         return self
 
@@ -73,10 +74,11 @@ class AsyncSends:
             return list(self.results)
 
 
-def send_all_async(producer: pulsar.Producer, contents, timeout_s: float = 15.0) -> list:
+def send_all_async(producer: pulsar.Producer, contents, fields_for=None,
+                   timeout_s: float = 15.0) -> list:
     """send_async() everything, flush, and return the receipted ids in send order (all must be Ok)."""
     contents = list(contents)
-    results = AsyncSends().send(producer, contents).wait(len(contents), timeout_s)
+    results = AsyncSends().send(producer, contents, fields_for).wait(len(contents), timeout_s)
     failures = [(i, r) for i, r, _ in results if r != pulsar.Result.Ok]
     assert not failures, f"send_async failures: {failures[:5]}"
     return [msg_id for _, _, msg_id in sorted(results, key=lambda r: r[0])]

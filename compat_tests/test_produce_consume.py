@@ -118,12 +118,9 @@ def test_keys_properties_and_timestamps_round_trip(client, batching):
     event_base = 1_600_000_000_000
     before = now_ms()
 
-    for i in range(5):
-        producer.send_async(f"v{i}".encode(), lambda res, mid: None,
-                            partition_key=f"key-{i}", ordering_key=f"order-{i}",
-                            properties={"index": str(i), "kind": "fields"},
-                            event_timestamp=event_base + i)
-    producer.flush()
+    send_all_async(producer, [f"v{i}".encode() for i in range(5)], fields_for=lambda i: dict(
+        partition_key=f"key-{i}", ordering_key=f"order-{i}",
+        properties={"index": str(i), "kind": "fields"}, event_timestamp=event_base + i))
 
     received = receive_n(consumer, 5)
     after = now_ms()
