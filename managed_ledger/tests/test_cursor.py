@@ -1,0 +1,217 @@
+"""ManagedCursor: acks, mark-delete movement, batch acks, persistence, reset, waiting reads."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from managed_ledger.errors import ConcurrentReadError
+from managed_ledger.position import EARLIEST, LATEST, InitialPosition, Position
+
+from .conftest import TOPIC, open_storage
+
+
+async def test_initial_positions(tmp_path: Path) -> None:
+    async with open_storage(tmp_path) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        written = [await ledger.add_entry(b"%d" % i) for i in range(3)]
+        earliest = await ledger.open_cursor("earliest", InitialPosition.EARLIEST)
+        latest = await ledger.open_cursor("latest", InitialPosition.LATEST)
+        assert await ledger.open_cursor("latest", InitialPosition.EARLIEST) is latest
+        assert earliest.mark_delete_position == Position(written[0].ledger_id, -1)
+        assert earliest.read_position == written[0] and earliest.backlog() == 3
+        assert latest.mark_delete_position == written[-1] and latest.backlog() == 0
+        assert not latest.has_more_entries()
+        assert set(ledger.cursors) == {"earliest", "latest"}
+
+
+async def test_individual_acks_move_mark_delete_over_contiguous_prefix(tmp_path: Path) -> None:
+    async with open_storage(tmp_path) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        cursor = await ledger.open_cursor("sub", InitialPosition.EARLIEST)
+        p = [await ledger.add_entry(b"%d" % i) for i in range(10)]
+        start = cursor.mark_delete_position
+        cursor.delete([p[1], p[2], p[5]])
+        assert cursor.mark_delete_position == start
+        assert cursor.is_deleted(p[5]) and not cursor.is_deleted(p[3])
+        assert cursor.backlog() == 7
+        cursor.delete([p[0]])
+        assert cursor.mark_delete_position == p[2]
+        cursor.delete([p[4], p[3]])
+        assert cursor.mark_delete_position == p[5]
+        assert cursor.backlog() == 4
+        entries = await cursor.read_entries_or_wait(10)
+        assert [e.position for e in entries] == p[6:]
+
+
+async def test_reads_skip_deleted_entries(tmp_path: Path) -> None:
+    async with open_storage(tmp_path) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        cursor = await ledger.open_cursor("sub", InitialPosition.EARLIEST)
+        p = [await ledger.add_entry(b"%d" % i) for i in range(10)]
+        cursor.delete([p[2], p[3], p[7]])
+        first = await cursor.read_entries_or_wait(4)
+        assert [e.position for e in first] == [p[0], p[1], p[4], p[5]]
+        assert cursor.read_position == p[6]
+        rest = await cursor.read_entries_or_wait(10)
+        assert [e.position for e in rest] == [p[6], p[8], p[9]]
+        cursor.rewind()
+        assert cursor.read_position == p[0]
+        cursor.seek(p[8])
+        assert [e.position for e in await cursor.read_entries_or_wait(10)] == [p[8], p[9]]
+
+
+async def test_mark_delete_crosses_ledger_boundaries(tmp_path: Path) -> None:
+    async with open_storage(tmp_path, max_entries_per_ledger=3) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        cursor = await ledger.open_cursor("sub", InitialPosition.EARLIEST)
+        p = [await ledger.add_entry(b"%d" % i) for i in range(8)]
+        assert p[3].ledger_id != p[2].ledger_id
+        cursor.delete([p[3], p[4], p[5], p[6]])
+        cursor.delete([p[1], p[2]])
+        cursor.delete([p[0]])
+        assert cursor.mark_delete_position == p[6]
+        assert cursor.backlog() == 1
+        cursor.mark_delete(p[7])
+        assert cursor.backlog() == 0 and not cursor.has_more_entries()
+
+
+async def test_batch_ack_sets(tmp_path: Path) -> None:
+    async with open_storage(tmp_path) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        cursor = await ledger.open_cursor("sub", InitialPosition.EARLIEST)
+        p = [await ledger.add_entry(b"batch-%d" % i) for i in range(3)]
+        cursor.set_batch_ack_set(p[1], [0b1010])
+        assert cursor.batch_ack_set(p[1]) == [0b1010]
+        assert not cursor.is_deleted(p[1])
+        cursor.set_batch_ack_set(p[1], [0])  # every message acked: the entry is deleted
+        assert cursor.is_deleted(p[1]) and cursor.batch_ack_set(p[1]) is None
+        cursor.set_batch_ack_set(p[2], [0b1])
+        cursor.mark_delete(p[2])
+        assert cursor.batch_ack_set(p[2]) is None
+
+
+async def test_state_persists_across_reopen(tmp_path: Path) -> None:
+    async with open_storage(tmp_path, cursor_flush_interval_ms=10_000) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        cursor = await ledger.open_cursor("sub/with:odd//name", InitialPosition.EARLIEST)
+        p = [await ledger.add_entry(b"%d" % i) for i in range(10)]
+        cursor.delete([p[0], p[1], p[4], p[6], p[7]])
+        cursor.set_batch_ack_set(p[8], [0b110, 0b1])
+    # the factory's close flushed the cursor although the interval never elapsed
+    async with open_storage(tmp_path) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        cursor = ledger.cursors["sub/with:odd//name"]
+        assert cursor.mark_delete_position == p[1]
+        assert [cursor.is_deleted(x) for x in p] == \
+            [True, True, False, False, True, False, True, True, False, False]
+        assert cursor.batch_ack_set(p[8]) == [0b110, 0b1]
+        assert cursor.backlog() == 5
+        assert [e.position for e in await cursor.read_entries_or_wait(10)] == \
+            [p[2], p[3], p[5], p[8], p[9]]
+
+
+async def test_dirty_state_is_flushed_in_the_background(tmp_path: Path) -> None:
+    async with open_storage(tmp_path, cursor_flush_interval_ms=20) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        cursor = await ledger.open_cursor("sub", InitialPosition.EARLIEST)
+        p = [await ledger.add_entry(b"%d" % i) for i in range(3)]
+        cursor.mark_delete(p[1])
+        for _ in range(100):
+            if cursor.persisted_mark_delete == p[1]:
+                break
+            await asyncio.sleep(0.01)
+        assert cursor.persisted_mark_delete == p[1]
+        found = await factory.metadata_store.get("/managed-ledgers/persistent%3A%2F%2Fpublic"
+                                                 "%2Fdefault%2Ftopic-1/sub")
+        assert found is not None and b"[%d,1]" % p[1].ledger_id in found[0]
+
+
+async def test_reset_persists_and_forgets_later_acks(tmp_path: Path) -> None:
+    async with open_storage(tmp_path, cursor_flush_interval_ms=10_000) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        cursor = await ledger.open_cursor("sub", InitialPosition.EARLIEST)
+        p = [await ledger.add_entry(b"%d" % i) for i in range(6)]
+        cursor.mark_delete(p[4])
+        await cursor.reset(p[2])
+        assert cursor.mark_delete_position == p[1]
+        assert cursor.read_position == p[2]
+        assert cursor.persisted_mark_delete == p[1]
+        assert cursor.backlog() == 4
+        await cursor.reset(EARLIEST)
+        assert cursor.backlog() == 6
+        await cursor.reset(LATEST)
+        assert cursor.backlog() == 0 and cursor.mark_delete_position == p[5]
+
+
+async def test_non_durable_cursor_lives_in_memory_only(tmp_path: Path) -> None:
+    async with open_storage(tmp_path) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        p = [await ledger.add_entry(b"%d" % i) for i in range(5)]
+        reader = ledger.new_non_durable_cursor("reader", p[2])
+        assert not reader.durable and "reader" not in ledger.cursors
+        assert [e.position for e in await reader.read_entries_or_wait(10)] == p[2:]
+        from_start = ledger.new_non_durable_cursor("r2", EARLIEST)
+        assert from_start.read_position == p[0] and from_start.backlog() == 5
+        tail = ledger.new_non_durable_cursor("r3", LATEST)
+        assert not tail.has_more_entries()
+        new = await ledger.add_entry(b"new")
+        assert [e.position for e in await tail.read_entries_or_wait(10)] == [new]
+        reader.delete([p[0]])
+        await reader.flush()
+        assert await factory.metadata_store.children(
+            "/managed-ledgers/persistent%3A%2F%2Fpublic%2Fdefault%2Ftopic-1") == []
+
+
+async def test_waiting_read_is_woken_by_an_add(tmp_path: Path) -> None:
+    async with open_storage(tmp_path) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        cursor = await ledger.open_cursor("sub", InitialPosition.LATEST)
+        read = asyncio.ensure_future(cursor.read_entries_or_wait(10))
+        await asyncio.sleep(0.01)
+        assert not read.done()
+        with pytest.raises(ConcurrentReadError):
+            await cursor.read_entries_or_wait(1)
+        position = await ledger.add_entry(b"wake up")
+        entries = await asyncio.wait_for(read, timeout=5)
+        assert [(e.position, e.data) for e in entries] == [(position, b"wake up")]
+
+
+async def test_cancel_pending_read_returns_empty(tmp_path: Path) -> None:
+    async with open_storage(tmp_path) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        cursor = await ledger.open_cursor("sub", InitialPosition.LATEST)
+        read = asyncio.ensure_future(cursor.read_entries_or_wait(10))
+        await asyncio.sleep(0.01)
+        cursor.cancel_pending_read()
+        assert await asyncio.wait_for(read, timeout=5) == []
+        later = asyncio.ensure_future(cursor.read_entries_or_wait(10))
+        await asyncio.sleep(0.01)
+        await ledger.close()
+        assert await asyncio.wait_for(later, timeout=5) == []
+
+
+async def test_waiting_read_follows_a_rollover(tmp_path: Path) -> None:
+    async with open_storage(tmp_path, max_entries_per_ledger=2) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        cursor = await ledger.open_cursor("sub", InitialPosition.EARLIEST)
+        first = [await ledger.add_entry(b"a"), await ledger.add_entry(b"b")]
+        assert len(await cursor.read_entries_or_wait(10)) == 2
+        read = asyncio.ensure_future(cursor.read_entries_or_wait(10))
+        await asyncio.sleep(0.01)
+        third = await ledger.add_entry(b"c")
+        assert third.ledger_id != first[0].ledger_id
+        assert [e.position for e in await asyncio.wait_for(read, timeout=5)] == [third]
+
+
+async def test_delete_cursor(tmp_path: Path) -> None:
+    async with open_storage(tmp_path) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        await ledger.open_cursor("sub", InitialPosition.EARLIEST)
+        await ledger.delete_cursor("sub")
+        assert not ledger.cursors
+    async with open_storage(tmp_path) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        assert not ledger.cursors

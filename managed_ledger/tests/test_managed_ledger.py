@@ -1,0 +1,169 @@
+"""ManagedLedger: adds, reads across ledgers, rollover, reopen, empty ledgers, search, trim."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from bookkeeper.journal import list_journal_files
+from managed_ledger.config import StorageConfig
+from managed_ledger.errors import ManagedLedgerClosedError
+from managed_ledger.factory import open_factory
+from managed_ledger.position import Entry, InitialPosition, Position
+
+from .conftest import TOPIC, open_storage
+
+
+async def test_add_and_read_back(tmp_path: Path) -> None:
+    async with open_storage(tmp_path) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        assert await factory.open_ledger(TOPIC) is ledger
+        (ledger_id, _, _), = ledger.ledgers_info()
+        assert ledger.last_confirmed_entry == Position(ledger_id, -1)
+        assert ledger.first_position() == Position(ledger_id, 0)
+        positions = [await ledger.add_entry(b"m%d" % i) for i in range(5)]
+        assert positions == [Position(ledger_id, i) for i in range(5)]
+        assert ledger.last_confirmed_entry == positions[-1]
+        assert (ledger.number_of_entries, ledger.total_size) == (5, 10)
+        assert await ledger.read_entry(positions[2]) == Entry(positions[2], b"m2")
+        assert await ledger.read_entry(Position(ledger_id, 5)) is None
+        assert [e.data for e in await ledger.read_entries(positions[1], 3)] == [b"m1", b"m2", b"m3"]
+        assert await ledger.read_entries(ledger.next_position(positions[-1]), 10) == []
+
+
+async def test_concurrent_adds_keep_arrival_order_across_rollovers(tmp_path: Path) -> None:
+    async with open_storage(tmp_path, max_entries_per_ledger=7) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        positions = await asyncio.gather(*[ledger.add_entry(b"%d" % i) for i in range(50)])
+        assert positions == sorted(positions) and len(set(positions)) == 50
+        infos = ledger.ledgers_info()
+        assert [entries for _, entries, _ in infos] == [7] * 7 + [1]
+        entries = await ledger.read_entries(ledger.first_position(), 100)
+        assert [e.data for e in entries] == [b"%d" % i for i in range(50)]
+        assert [e.position for e in entries] == positions
+
+
+async def test_rollover_by_size(tmp_path: Path) -> None:
+    async with open_storage(tmp_path, max_size_per_ledger_mb=1) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        for _ in range(5):
+            await ledger.add_entry(bytes(400 * 1024))
+        assert [entries for _, entries, _ in ledger.ledgers_info()] == [3, 2]
+
+
+async def test_reopen_recovers_and_skips_empty_ledgers(tmp_path: Path) -> None:
+    async with open_storage(tmp_path) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        written = [await ledger.add_entry(b"before-%d" % i) for i in range(3)]
+    for _ in range(3):  # restarts without writes leave nothing behind
+        async with open_storage(tmp_path) as factory:
+            ledger = await factory.open_ledger(TOPIC)
+            assert ledger.last_confirmed_entry == written[-1]
+    async with open_storage(tmp_path) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        assert len(ledger.ledgers_info()) == 2
+        assert len(await factory.bookkeeper.list_ledgers()) == 2
+        assert ledger.next_position(written[-1]) == Position(ledger.ledgers_info()[-1][0], 0)
+        later = await ledger.add_entry(b"after")
+        entries = await ledger.read_entries(written[0], 10)
+        assert [e.position for e in entries] == written + [later]
+
+
+async def test_open_ledger_left_open_by_a_dead_process(tmp_path: Path) -> None:
+    factory = await open_factory(StorageConfig(tmp_path))
+    ledger = await factory.open_ledger(TOPIC)
+    written = [await ledger.add_entry(b"x%d" % i) for i in range(4)]
+    # simulate a crash: stop the storage threads without closing the managed ledger
+    await factory.bookkeeper.close()
+    await factory.metadata_store.close()
+    async with open_storage(tmp_path) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        assert ledger.last_confirmed_entry == written[-1]
+        assert [e.data for e in await ledger.read_entries(written[0], 10)] == \
+            [b"x0", b"x1", b"x2", b"x3"]
+
+
+async def test_reads_after_cache_eviction_come_from_disk(tmp_path: Path) -> None:
+    async with open_storage(tmp_path, cache_size_mb=1) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        positions = [await ledger.add_entry(bytes([i]) * 100_000) for i in range(30)]
+        assert factory.entry_cache.size <= 1024 * 1024
+        entries = await ledger.read_entries(positions[0], 30)
+        assert [e.data[0] for e in entries] == list(range(30))
+        assert factory.entry_cache.misses > 0
+
+
+async def test_find_newest_matching_binary_search(tmp_path: Path) -> None:
+    async with open_storage(tmp_path, max_entries_per_ledger=10) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        positions = [await ledger.add_entry(b"%05d" % i) for i in range(45)]
+        probes = 0
+
+        def below(limit: int):
+            def condition(entry: Entry) -> bool:
+                nonlocal probes
+                probes += 1
+                return int(entry.data) < limit
+            return condition
+
+        assert await ledger.find_newest_matching(below(23)) == positions[22]
+        assert probes <= 8
+        assert await ledger.find_newest_matching(below(1000)) == positions[-1]
+        assert await ledger.find_newest_matching(below(0)) is None
+
+
+async def test_list_and_delete_ledgers(tmp_path: Path) -> None:
+    async with open_storage(tmp_path) as factory:
+        first = await factory.open_ledger(TOPIC)
+        await first.add_entry(b"x")
+        await first.open_cursor("sub", InitialPosition.EARLIEST)
+        await factory.open_ledger("persistent://public/default/other")
+        assert await factory.list_ledgers() == sorted([TOPIC, "persistent://public/default/other"])
+        await factory.delete_ledger(TOPIC)
+        assert await factory.list_ledgers() == ["persistent://public/default/other"]
+        with pytest.raises(ManagedLedgerClosedError):
+            await first.add_entry(b"gone")
+        assert len(await factory.bookkeeper.list_ledgers()) == 1
+        reborn = await factory.open_ledger(TOPIC)
+        assert reborn.number_of_entries == 0 and not reborn.cursors
+
+
+async def test_trimming_deletes_consumed_ledgers_and_reclaims_files(tmp_path: Path) -> None:
+    settings = dict(max_entries_per_ledger=20, journal_max_size_mb=0.002)
+    async with open_storage(tmp_path, **settings) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        cursor = await ledger.open_cursor("sub", InitialPosition.EARLIEST)
+        positions = [await ledger.add_entry(b"%0100d" % i) for i in range(95)]
+        journal_dir = tmp_path / "bookie" / "journal"
+        files_before = len(list_journal_files(journal_dir))
+        assert [entries for _, entries, _ in ledger.ledgers_info()] == [20, 20, 20, 20, 15]
+
+        cursor.mark_delete(positions[59])
+        await cursor.flush()
+        await ledger._trim_task
+
+        assert [ledger_id for ledger_id, _, _ in ledger.ledgers_info()] == \
+            [positions[60].ledger_id, positions[80].ledger_id]
+        assert len(list_journal_files(journal_dir)) < files_before
+        assert ledger.first_position() == positions[60]
+        assert cursor.backlog() == 35
+        entries = await cursor.read_entries_or_wait(100)
+        assert [e.position for e in entries] == positions[60:]
+    async with open_storage(tmp_path, **settings) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        assert ledger.number_of_entries == 35
+        assert ledger.cursors["sub"].backlog() == 35
+
+
+async def test_no_trimming_without_cursors(tmp_path: Path) -> None:
+    async with open_storage(tmp_path, max_entries_per_ledger=5) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        reader = ledger.new_non_durable_cursor("reader", ledger.first_position())
+        for i in range(20):
+            await ledger.add_entry(b"%d" % i)
+        reader.mark_delete(ledger.last_confirmed_entry)
+        ledger._request_trim()
+        await ledger._trim_task
+        assert ledger.number_of_entries == 20
