@@ -45,17 +45,20 @@ class Bookie:
         config.journal_dir.mkdir(parents=True, exist_ok=True)
         storage = JournalLedgerStorage(config.journal_dir)
 
+        live = set(live_ledgers)
+
+        def index_if_live(ledger_id: int, entry_id: int, file_id: int, offset: int,
+                          length: int) -> None:
+            if ledger_id in live:
+                storage.record(ledger_id, entry_id, file_id, offset, length)
+
         def recover() -> int:
-            file_ids = recover_journal(config.journal_dir, storage.record)
+            file_ids = recover_journal(config.journal_dir, index_if_live)
             for file_id in file_ids:
                 storage.add_file(file_id)
             return file_ids[-1] + 1 if file_ids else 0
 
         next_file_id = await loop.run_in_executor(None, recover)
-        live = set(live_ledgers)
-        for ledger_id in storage.ledger_ids():
-            if ledger_id not in live:
-                storage.delete_ledger(ledger_id)
         bookie = cls(config, loop, storage, next_file_id)
         await loop.run_in_executor(None, bookie._journal.start)
         await bookie._reclaim_files()

@@ -77,9 +77,6 @@ class JournalLedgerStorage:
         """Make a (possibly empty) recovered file known, so reclamation can consider it."""
         self._file_ledgers.setdefault(file_id, set())
 
-    def ledger_ids(self) -> list[int]:
-        return list(self._ledgers)
-
     def last_entry_id(self, ledger_id: int) -> int:
         locations = self._ledgers.get(ledger_id)
         return len(locations) - 1 if locations is not None else -1

@@ -18,6 +18,7 @@ from bookkeeper.metadata_store import SqliteMetadataStore
 from .config import StorageConfig
 from .entry_cache import EntryCache
 from .errors import ManagedLedgerClosedError
+from .interfaces import MetadataStore
 from .managed_ledger import ManagedLedgerImpl
 from .metadata import (MANAGED_LEDGERS_PATH, ManagedLedgerMetadata, cursor_path, decode_name,
                        managed_ledger_path)
@@ -45,7 +46,33 @@ async def open_factory(config: StorageConfig) -> ManagedLedgerFactoryImpl:
     except BaseException:
         await store.close()
         raise
+    try:
+        await _delete_orphan_ledgers(store, bookkeeper)
+    except BaseException:
+        await bookkeeper.close()
+        await store.close()
+        raise
     return ManagedLedgerFactoryImpl(config, store, bookkeeper)
+
+
+async def _delete_orphan_ledgers(store: MetadataStore, bookkeeper: BookKeeper) -> None:
+    """Delete ledgers that no managed ledger lists.
+
+    A crash between creating a ledger and recording it (rollover), or between dropping ledgers
+    from a managed ledger's metadata and deleting them (trimming, empty ledgers), leaves such
+    ledgers behind. Safe here because nothing is open yet and the embedded store has exactly one
+    broker; a shared (ZooKeeper) store needs BookKeeper's own garbage collection instead.
+    """
+    referenced: set[int] = set()
+    for component in await store.children(MANAGED_LEDGERS_PATH):
+        found = await store.get(f"{MANAGED_LEDGERS_PATH}/{component}")
+        if found is not None:
+            referenced.update(info.ledger_id
+                              for info in ManagedLedgerMetadata.decode(found[0]).ledgers)
+    for ledger_id in await bookkeeper.list_ledgers():
+        if ledger_id not in referenced:
+            logger.info("deleting orphan ledger %d", ledger_id)
+            await bookkeeper.delete_ledger(ledger_id)
 
 
 class ManagedLedgerFactoryImpl:
@@ -54,7 +81,8 @@ class ManagedLedgerFactoryImpl:
     def __init__(self, config: StorageConfig, store: SqliteMetadataStore,
                  bookkeeper: BookKeeper) -> None:
         self.config = config
-        self.metadata_store = store
+        self.metadata_store: MetadataStore = store
+        self._store = store
         self.bookkeeper = bookkeeper
         self.entry_cache = EntryCache(config.cache_size_mb * _MB)
         self._ledgers: dict[str, ManagedLedgerImpl] = {}
@@ -124,11 +152,11 @@ class ManagedLedgerFactoryImpl:
         for ledger in list(self._ledgers.values()):
             await ledger.close()
         await self.bookkeeper.close()
-        await self.metadata_store.close()
+        await self._store.close()
         logger.info("managed ledger factory closed")
 
 
-async def _delete_if_present(store: SqliteMetadataStore, path: str) -> None:
+async def _delete_if_present(store: MetadataStore, path: str) -> None:
     try:
         await store.delete(path)
     except MetadataNotFoundError:

@@ -139,9 +139,8 @@ class ManagedLedgerImpl:
             metadata = ManagedLedgerMetadata.decode(found[0])
             self._metadata_version = found[1]
         ledgers = metadata.ledgers
-        for index, info in enumerate(ledgers):
-            if index == len(ledgers) - 1 or not info.entries:
-                await self._recover_ledger(info)
+        for info in ledgers:
+            await self._recover_ledger(info)
         empty = {info.ledger_id for info in ledgers if not info.entries}
         self.ledger_list = LedgerList([info for info in ledgers if info.entries])
         writer = await self._bookkeeper.create_ledger()
@@ -156,7 +155,8 @@ class ManagedLedgerImpl:
                     self.ledgers_info(), self._last_confirmed)
 
     async def _recover_ledger(self, info: LedgerInfo) -> None:
-        """Seal a ledger a previous run may have left open; learn its true size."""
+        """Seal a ledger a previous run may have left open (only the last one can be, and for
+        the others this is one metadata read); learn its true size, or that it is gone."""
         try:
             handle = await self._bookkeeper.open_ledger(info.ledger_id, recovery=True)
         except NoSuchLedgerError:

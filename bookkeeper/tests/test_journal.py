@@ -6,6 +6,9 @@ import asyncio
 import os
 from pathlib import Path
 
+import pytest
+
+from bookkeeper.errors import BookieIOError
 from bookkeeper.journal import HEADER_SIZE, journal_file_name, list_journal_files
 
 from .conftest import open_bookkeeper
@@ -119,3 +122,20 @@ async def test_rotation_and_reads_across_files_after_reopen(tmp_path: Path) -> N
         handle = await bk.open_ledger(ledger.ledger_id)
         assert handle.last_add_confirmed == 99
         assert await handle.read_entries(0, 99) == [b"%050d" % i for i in range(100)]
+
+
+async def test_failed_fsync_fails_the_group_and_later_adds(tmp_path: Path, monkeypatch) -> None:
+    async with open_bookkeeper(tmp_path) as bk:
+        ledger = await bk.create_ledger()
+        await ledger.add_entry(b"fine")
+
+        def broken_disk(fd: int) -> None:
+            raise OSError(5, "Input/output error")
+
+        monkeypatch.setattr(os, "fdatasync", broken_disk)
+        with pytest.raises(BookieIOError):
+            await ledger.add_entry(b"lost")
+        with pytest.raises(BookieIOError):
+            ledger.add_entry(b"refused")
+        monkeypatch.undo()
+        assert await ledger.read_entries(0, 0) == [b"fine"]

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import pytest
 
 from bookkeeper.journal import list_journal_files
 from managed_ledger.config import StorageConfig
-from managed_ledger.errors import ManagedLedgerClosedError
+from managed_ledger.errors import ManagedLedgerClosedError, ManagedLedgerStorageError
 from managed_ledger.factory import open_factory
 from managed_ledger.position import Entry, InitialPosition, Position
 
@@ -167,3 +168,33 @@ async def test_no_trimming_without_cursors(tmp_path: Path) -> None:
         ledger._request_trim()
         await ledger._trim_task
         assert ledger.number_of_entries == 20
+
+
+async def test_orphan_and_vanished_ledgers_are_reconciled_at_open(tmp_path: Path) -> None:
+    async with open_storage(tmp_path, max_entries_per_ledger=2) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        p = [await ledger.add_entry(b"%d" % i) for i in range(6)]
+        orphan = await factory.bookkeeper.create_ledger()  # as if a rollover died half-way
+        await orphan.add_entry(b"never listed")
+    async with open_storage(tmp_path) as factory:
+        assert orphan.ledger_id not in await factory.bookkeeper.list_ledgers()
+        await factory.bookkeeper.delete_ledger(p[2].ledger_id)  # as if a delete died half-way
+        ledger = await factory.open_ledger(TOPIC)
+        assert [e.position for e in await ledger.read_entries(ledger.first_position(), 10)] == \
+            [p[0], p[1], p[4], p[5]]
+
+
+async def test_failed_storage_surfaces_as_managed_ledger_error(tmp_path: Path, monkeypatch) -> None:
+    async with open_storage(tmp_path) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        await ledger.add_entry(b"ok")
+
+        def broken_disk(fd: int) -> None:
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(os, "fdatasync", broken_disk)
+        with pytest.raises(ManagedLedgerStorageError):
+            await ledger.add_entry(b"lost")
+        with pytest.raises(ManagedLedgerStorageError):
+            await ledger.add_entry(b"still failing")
+        monkeypatch.undo()
