@@ -14,7 +14,7 @@ from typing import Iterable
 
 from .config import BookieConfig
 from .errors import BookieClosedError, LedgerFencedError
-from .journal import JournalItem, JournalWriter, recover_journal
+from .journal import AddCallback, JournalItem, JournalWriter, recover_journal
 from .ledger_storage import JournalLedgerStorage
 
 logger = logging.getLogger(__name__)
@@ -69,16 +69,14 @@ class Bookie:
     def journal(self) -> JournalWriter:
         return self._journal
 
-    def add_entry(self, ledger_id: int, entry_id: int, data: bytes) -> asyncio.Future[int]:
-        """Queue an entry; the future resolves to entry_id once the entry is durable.
+    def add_entry(self, ledger_id: int, entry_id: int, data: bytes, on_done: AddCallback) -> None:
+        """Queue an entry; on_done(entry_id, None) runs on the loop once it is durable.
 
         Queueing is synchronous, so entries are stored (and acknowledged) in call order.
         """
         if ledger_id in self._fenced:
             raise LedgerFencedError(f"ledger {ledger_id} is fenced")
-        future: asyncio.Future[int] = self._loop.create_future()
-        self._journal.enqueue(JournalItem(ledger_id, entry_id, data, future))
-        return future
+        self._journal.enqueue(JournalItem(ledger_id, entry_id, data, on_done))
 
     async def fence(self, ledger_id: int) -> int:
         """Refuse further adds to the ledger; returns its last durable entry id once every
@@ -120,27 +118,24 @@ class Bookie:
 
     # ---- internals -----------------------------------------------------------------------
 
-    def _barrier(self) -> asyncio.Future:
-        future = self._loop.create_future()
-        self._journal.enqueue(JournalItem(-1, -1, None, future))
+    def _barrier(self) -> asyncio.Future[int]:
+        future: asyncio.Future[int] = self._loop.create_future()
+        self._journal.enqueue(JournalItem(-1, -1, None, future_callback(future)))
         return future
 
     def _on_group_committed(self, group: list[JournalItem], error: BaseException | None) -> None:
-        """Runs on the loop once per group: index the records, then resolve in order."""
-        if error is not None:
-            for item in group:
-                if not item.future.done():
-                    item.future.set_exception(error)
-            return
+        """Runs on the loop once per group: index the records, then report them in order."""
         record = self._storage.record
         newest_file = self._indexed_before_file
         for item in group:
-            if item.data is not None:
+            if error is None and item.data is not None:
                 if item.ledger_id not in self._deleted:
                     record(item.ledger_id, item.entry_id, item.file_id, item.offset, len(item.data))
                 newest_file = item.file_id
-            if not item.future.done():
-                item.future.set_result(item.entry_id)
+            try:
+                item.on_done(item.entry_id, error)
+            except Exception:
+                logger.exception("add callback failed for %d:%d", item.ledger_id, item.entry_id)
         if newest_file > self._indexed_before_file:
             self._indexed_before_file = newest_file
             task = self._loop.create_task(self._reclaim_files())
@@ -151,3 +146,17 @@ class Bookie:
         files = self._storage.take_reclaimable_files(self._indexed_before_file)
         if files:
             await self._loop.run_in_executor(None, self._storage.unlink_files, files)
+
+
+def future_callback(future: asyncio.Future[int]) -> AddCallback:
+    """An AddCallback that settles ``future`` (unless it was cancelled meanwhile)."""
+
+    def settle(entry_id: int, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is None:
+            future.set_result(entry_id)
+        else:
+            future.set_exception(error)
+
+    return settle

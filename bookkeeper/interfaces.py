@@ -8,7 +8,10 @@ ensembles and quorums while managed_ledger/ stays unchanged.
 from __future__ import annotations
 
 import asyncio
-from typing import Protocol
+from typing import Callable, Protocol
+
+#: (entry id, None) once the entry is durable, or (entry id, error); called on the event loop.
+AddCallback = Callable[[int, BaseException | None], None]
 
 
 class ReadHandle(Protocol):
@@ -39,6 +42,10 @@ class WriteHandle(ReadHandle, Protocol):
     def add_entry(self, data: bytes) -> asyncio.Future[int]:
         """Queue data as the next entry now (so call order is storage order); the future
         resolves to its entry id (contiguous from 0) once it is durable."""
+
+    def add_entry_with_callback(self, data: bytes, on_done: AddCallback) -> None:
+        """add_entry for hot paths: no future, on_done is called straight from the group
+        completion (raises at once when the ledger refuses adds)."""
 
     async def close(self) -> None:
         """Wait for queued adds, then seal the ledger with its last entry in the metadata."""

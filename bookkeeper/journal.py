@@ -66,6 +66,10 @@ def fsync_directory(path: Path) -> None:
         os.close(fd)
 
 
+#: Told on the event loop how an add ended: (entry id, None) once durable, or (entry id, error).
+AddCallback = Callable[[int, BaseException | None], None]
+
+
 @dataclass(slots=True)
 class JournalItem:
     """One queued add (or, with ``data`` None, a barrier that completes in queue order)."""
@@ -73,7 +77,7 @@ class JournalItem:
     ledger_id: int
     entry_id: int
     data: bytes | None
-    future: asyncio.Future
+    on_done: AddCallback
     file_id: int = -1
     offset: int = -1
 
@@ -173,7 +177,7 @@ class JournalWriter:
         self._thread.start()
 
     def enqueue(self, item: JournalItem) -> None:
-        """Queue an add (called on the loop thread); its future resolves after the fsync."""
+        """Queue an add (called on the loop thread); on_done is called after the fsync."""
         size = HEADER_SIZE + len(item.data) if item.data is not None else 0
         with self._cond:
             if self._stopping:

@@ -15,10 +15,11 @@ import logging
 import time
 from dataclasses import asdict, dataclass, replace
 
-from .bookie import Bookie
+from .bookie import Bookie, future_callback
 from .config import BookieConfig
 from .errors import (LedgerClosedError, LedgerFencedError, MetadataBadVersionError,
                      MetadataNotFoundError, NoSuchEntryError, NoSuchLedgerError)
+from .journal import AddCallback
 from .metadata_store import SqliteMetadataStore
 
 logger = logging.getLogger(__name__)
@@ -104,11 +105,15 @@ class LedgerWriter(LedgerReader):
         self._closing = False
 
     def add_entry(self, data: bytes) -> asyncio.Future[int]:
+        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self.add_entry_with_callback(data, future_callback(future))
+        return future
+
+    def add_entry_with_callback(self, data: bytes, on_done: AddCallback) -> None:
         if self._closing:
             raise LedgerClosedError(f"ledger {self.ledger_id} is closed")
-        future = self._bookie.add_entry(self.ledger_id, self._next_entry_id, data)
+        self._bookie.add_entry(self.ledger_id, self._next_entry_id, data, on_done)
         self._next_entry_id += 1
-        return future
 
     async def close(self) -> None:
         if self._closing:

@@ -193,13 +193,12 @@ class ManagedLedgerImpl:
     def _send(self, data: bytes, future: asyncio.Future[Position]) -> None:
         writer = self._writer
         assert writer is not None
+        on_durable = functools.partial(self._on_add_durable, writer.ledger_id, data, future)
         try:
-            durable = writer.add_entry(data)
+            writer.add_entry_with_callback(data, on_durable)
         except BookKeeperError as exc:
             self._on_write_failed(future, exc)
             return
-        durable.add_done_callback(
-            functools.partial(self._on_add_durable, writer.ledger_id, data, future))
         self._writer_entries += 1
         self._writer_bytes += len(data)
         if (self._writer_entries >= self.config.max_entries_per_ledger
@@ -207,12 +206,10 @@ class ManagedLedgerImpl:
             self._start_rollover()
 
     def _on_add_durable(self, ledger_id: int, data: bytes, future: asyncio.Future[Position],
-                        durable: asyncio.Future[int]) -> None:
-        error = durable.exception()
+                        entry_id: int, error: BaseException | None) -> None:
         if error is not None:
             self._on_write_failed(future, error)
             return
-        entry_id = durable.result()
         position = Position(ledger_id, entry_id)
         info = self.ledger_list.get(ledger_id)
         if info is not None:
