@@ -7,6 +7,7 @@ import json
 import logging
 from urllib.parse import quote, unquote
 
+from managed_ledger.errors import MetadataBadVersionError
 from managed_ledger.interfaces import ManagedLedgerFactory
 
 from .config import BrokerConfig
@@ -101,11 +102,9 @@ class BrokerService:
         )
 
     async def create_partitioned(self, name: TopicName, partitions: int, exist_ok: bool = False) -> int:
-        from managed_ledger.errors import BadVersion  # the store's "already exists"
-
         try:
             await self.metadata.put(self._partitions_path(name), json.dumps({"partitions": partitions}).encode(), -1)
-        except BadVersion:
+        except MetadataBadVersionError:  # created meanwhile by another request
             if not exist_ok:
                 raise
             return await self._stored_partitions(name)

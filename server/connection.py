@@ -63,8 +63,7 @@ class Connection(asyncio.Protocol):
     # -- transport --------------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
+        self._transport = transport  # type: ignore[assignment]  # uvloop's TCP transport
         self.remote = str(transport.get_extra_info("peername"))
         self.broker.connections.add(self)
         self._schedule_keepalive()
