@@ -216,7 +216,11 @@ class JournalWriter:
                     error = BookieIOError(f"journal write failed: {exc}")
                     with self._cond:
                         self._failure = error
-            self._loop.call_soon_threadsafe(self._on_group_committed, group, error)
+            try:
+                self._loop.call_soon_threadsafe(self._on_group_committed, group, error)
+            except RuntimeError:  # the loop is gone: nobody is waiting any more
+                logger.warning("journal: event loop closed; dropping completion of %d adds",
+                               len(group))
 
     def _take_group(self) -> tuple[list[JournalItem], int]:
         """Block for the first item, then gather more for up to max_group_wait_ms."""

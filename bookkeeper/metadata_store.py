@@ -11,19 +11,24 @@ from above). Semantics follow ZooKeeper so a ZooKeeper/etcd implementation can r
 - ``children(path)`` lists the distinct next path components below ``path``.
 
 Paths are '/'-separated; callers encode names that may contain '/' (urllib quote, safe="").
+
 The database runs in WAL mode with synchronous=FULL: a put that returned survives kill -9.
-All sqlite work happens on one dedicated thread, so the event loop never blocks.
+One dedicated thread owns the connection and group-commits like the journal does: it takes
+every queued operation, runs each inside its own savepoint (so one failing operation does not
+undo the others), commits once (one fsync for many cursor flushes) and settles the whole
+batch's futures with a single ``call_soon_threadsafe``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
+import collections
 import logging
-import contextlib
 import sqlite3
+import threading
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, TypeVar
 
 from .errors import MetadataBadVersionError, MetadataNotFoundError, MetadataStoreError
 
@@ -47,22 +52,31 @@ def _check_path(path: str) -> None:
         raise MetadataStoreError(f"invalid metadata path {path!r}")
 
 
+@dataclass(slots=True)
+class _Operation:
+    run: Callable[[sqlite3.Connection], Any]
+    future: asyncio.Future
+
+
 class SqliteMetadataStore:
     """Versioned tree of byte values in one sqlite file, served by one thread."""
 
-    def __init__(self, db_path: Path) -> None:
+    def __init__(self, db_path: Path, loop: asyncio.AbstractEventLoop) -> None:
         self._db_path = db_path
-        self._executor = concurrent.futures.ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="metadata-store")
-        #: Touched only by the store thread.
-        self._conn: sqlite3.Connection | None = None
-        self._closed = False
+        self._loop = loop
+        self._cond = threading.Condition()
+        self._queue: collections.deque[_Operation] = collections.deque()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._serve, name="metadata-store", daemon=True)
+        #: Transactions committed, for tests and metrics.
+        self.commits = 0
 
     @classmethod
     async def open(cls, db_path: Path) -> SqliteMetadataStore:
         db_path.parent.mkdir(parents=True, exist_ok=True)
-        store = cls(db_path)
-        await store._run(lambda conn: None)
+        store = cls(db_path, asyncio.get_running_loop())
+        store._thread.start()
+        await store._submit(lambda conn: None)
         return store
 
     async def get(self, path: str) -> tuple[bytes, int] | None:
@@ -72,7 +86,7 @@ class SqliteMetadataStore:
             row = conn.execute("SELECT value, version FROM nodes WHERE path = ?", (path,)).fetchone()
             return (bytes(row[0]), row[1]) if row is not None else None
 
-        return await self._run(get)
+        return await self._submit(get)
 
     async def put(self, path: str, value: bytes, expected_version: int | None = None) -> int:
         """Store value; -1 as expected_version means "must not exist". Returns the new version."""
@@ -80,30 +94,26 @@ class SqliteMetadataStore:
         value = bytes(value)
 
         def put(conn: sqlite3.Connection) -> int:
-            with _transaction(conn):
-                row = conn.execute("SELECT version FROM nodes WHERE path = ?", (path,)).fetchone()
-                current = row[0] if row is not None else None
-                _check_version(path, current, expected_version)
-                version = 0 if current is None else current + 1
-                conn.execute("INSERT OR REPLACE INTO nodes (path, value, version) VALUES (?, ?, ?)",
-                             (path, value, version))
+            current = _current_version(conn, path)
+            _check_version(path, current, expected_version)
+            version = 0 if current is None else current + 1
+            conn.execute("INSERT OR REPLACE INTO nodes (path, value, version) VALUES (?, ?, ?)",
+                         (path, value, version))
             return version
 
-        return await self._run(put)
+        return await self._submit(put)
 
     async def delete(self, path: str, expected_version: int | None = None) -> None:
         _check_path(path)
 
         def delete(conn: sqlite3.Connection) -> None:
-            with _transaction(conn):
-                row = conn.execute("SELECT version FROM nodes WHERE path = ?", (path,)).fetchone()
-                current = row[0] if row is not None else None
-                if current is None:
-                    raise MetadataNotFoundError(path)
-                _check_version(path, current, expected_version)
-                conn.execute("DELETE FROM nodes WHERE path = ?", (path,))
+            current = _current_version(conn, path)
+            if current is None:
+                raise MetadataNotFoundError(path)
+            _check_version(path, current, expected_version)
+            conn.execute("DELETE FROM nodes WHERE path = ?", (path,))
 
-        await self._run(delete)
+        await self._submit(delete)
 
     async def children(self, path: str) -> list[str]:
         _check_path(path)
@@ -112,58 +122,103 @@ class SqliteMetadataStore:
         def children(conn: sqlite3.Connection) -> list[str]:
             rows = conn.execute("SELECT path FROM nodes WHERE path > ? AND path < ?",
                                 (prefix, prefix + _PATH_END))
-            names = {row[0][len(prefix):].split("/", 1)[0] for row in rows}
-            return sorted(names)
+            return sorted({row[0][len(prefix):].split("/", 1)[0] for row in rows})
 
-        return await self._run(children)
+        return await self._submit(children)
 
     async def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
+        """Finish queued operations, then stop the thread and close the database."""
+        with self._cond:
+            if self._stopping:
+                return
+            self._stopping = True
+            self._cond.notify()
+        await self._loop.run_in_executor(None, self._thread.join)
 
-        def close_connection() -> None:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._executor, close_connection)
-        self._executor.shutdown(wait=False)
+    def _submit(self, run: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
+        future: asyncio.Future[T] = self._loop.create_future()
+        with self._cond:
+            if self._stopping:
+                raise MetadataStoreError("metadata store is closed")
+            self._queue.append(_Operation(run, future))
+            self._cond.notify()
+        return future
 
     # ---- the store thread ----------------------------------------------------------------
 
-    async def _run(self, operation: Callable[[sqlite3.Connection], T]) -> T:
-        if self._closed:
-            raise MetadataStoreError("metadata store is closed")
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self._call, operation)
-
-    def _call(self, operation: Callable[[sqlite3.Connection], Any]) -> Any:
-        if self._conn is None:
-            self._conn = self._connect()
+    def _serve(self) -> None:
         try:
-            return operation(self._conn)
+            conn = sqlite3.connect(self._db_path, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute(_SCHEMA)
         except sqlite3.Error as exc:
-            raise MetadataStoreError(f"sqlite failure: {exc}") from exc
+            logger.exception("cannot open metadata store %s", self._db_path)
+            with self._cond:
+                self._stopping = True
+                batch = list(self._queue)
+                self._queue.clear()
+            error = MetadataStoreError(f"cannot open {self._db_path}: {exc}")
+            self._loop.call_soon_threadsafe(_settle, batch, [(None, error)] * len(batch))
+            return
+        try:
+            while True:
+                with self._cond:
+                    while not self._queue and not self._stopping:
+                        self._cond.wait()
+                    batch = list(self._queue)
+                    self._queue.clear()
+                if not batch:
+                    return
+                outcomes = self._run_batch(conn, batch)
+                self._loop.call_soon_threadsafe(_settle, batch, outcomes)
+        finally:
+            conn.close()
 
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self._db_path, isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=FULL")
-        conn.execute(_SCHEMA)
-        return conn
+    def _run_batch(self, conn: sqlite3.Connection,
+                   batch: list[_Operation]) -> list[tuple[Any, BaseException | None]]:
+        """One transaction, one savepoint per operation, one commit (one fsync)."""
+        outcomes: list[tuple[Any, BaseException | None]] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for operation in batch:
+                conn.execute("SAVEPOINT operation")
+                try:
+                    outcomes.append((operation.run(conn), None))
+                except (MetadataStoreError, sqlite3.Error) as exc:
+                    conn.execute("ROLLBACK TO operation")
+                    outcomes.append((None, _as_store_error(exc)))
+                conn.execute("RELEASE operation")
+            conn.execute("COMMIT")
+            self.commits += 1
+        except sqlite3.Error as exc:
+            logger.exception("metadata store transaction failed")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            error = _as_store_error(exc)
+            outcomes = [(None, error)] * len(batch)
+        return outcomes
 
 
-@contextlib.contextmanager
-def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+def _settle(batch: list[_Operation], outcomes: list[tuple[Any, BaseException | None]]) -> None:
+    for operation, (result, error) in zip(batch, outcomes):
+        if operation.future.done():
+            continue
+        if error is None:
+            operation.future.set_result(result)
+        else:
+            operation.future.set_exception(error)
+
+
+def _as_store_error(exc: BaseException) -> BaseException:
+    if isinstance(exc, MetadataStoreError):
+        return exc
+    return MetadataStoreError(f"sqlite failure: {exc}")
+
+
+def _current_version(conn: sqlite3.Connection, path: str) -> int | None:
+    row = conn.execute("SELECT version FROM nodes WHERE path = ?", (path,)).fetchone()
+    return row[0] if row is not None else None
 
 
 def _check_version(path: str, current: int | None, expected: int | None) -> None:

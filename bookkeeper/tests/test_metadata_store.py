@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from urllib.parse import quote
 
@@ -79,3 +80,27 @@ async def test_values_survive_reopen(tmp_path: Path) -> None:
         assert await store.get("/a") == (b"\x00binary\xfe", 1)
     finally:
         await store.close()
+
+
+async def test_concurrent_writes_share_commits(tmp_path: Path) -> None:
+    store = await SqliteMetadataStore.open(tmp_path / "m.db")
+    try:
+        await store.put("/taken", b"x")
+        commits_before = store.commits
+        outcomes = await asyncio.gather(
+            *[store.put(f"/cursor-{i}", b"state %d" % i) for i in range(200)],
+            store.put("/taken", b"y", -1),
+            return_exceptions=True)
+        assert outcomes[:200] == [0] * 200
+        assert isinstance(outcomes[200], MetadataBadVersionError)
+        assert store.commits - commits_before < 50
+        assert await store.get("/cursor-199") == (b"state 199", 0)
+        assert await store.get("/taken") == (b"x", 0)
+    finally:
+        await store.close()
+
+
+async def test_unopenable_database_fails_cleanly(tmp_path: Path) -> None:
+    (tmp_path / "a-directory.db").mkdir()
+    with pytest.raises(MetadataStoreError):
+        await SqliteMetadataStore.open(tmp_path / "a-directory.db")
