@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from .errors import ConcurrentReadError, CursorClosedError, ManagedLedgerStorageError
 from .metadata import CursorState, cursor_path
-from .position import EARLIEST, LATEST, Entry, Position
+from .position import EARLIEST, Entry, Position
 from .ranges import AckedRanges
 
 if TYPE_CHECKING:
@@ -99,11 +99,12 @@ class ManagedCursorImpl:
         try:
             while True:
                 self._check_open()
+                before = self.read_position
                 entries = await self._read_available(max_entries)
                 if entries:
                     return entries
-                if self.has_more_entries():
-                    continue
+                if self.has_more_entries() and self.read_position != before:
+                    continue  # skipped entries that were all deleted; look further
                 if not await self._wait_for_entries():
                     return []
         finally:
@@ -173,7 +174,7 @@ class ManagedCursorImpl:
     def delete(self, positions: Iterable[Position]) -> None:
         changed = False
         for position in positions:
-            if position <= self._mark_delete:
+            if position <= self._mark_delete or not self._is_stored(position):
                 continue
             changed |= self._acked.add(position)
             changed |= self._batch_acks.pop(position, None) is not None
@@ -182,7 +183,7 @@ class ManagedCursorImpl:
             self._mark_dirty()
 
     def set_batch_ack_set(self, position: Position, ack_set: list[int]) -> None:
-        if self.is_deleted(position):
+        if self.is_deleted(position) or not self._is_stored(position):
             return
         if not any(ack_set):
             self.delete([position])
@@ -206,13 +207,18 @@ class ManagedCursorImpl:
             await self.flush()
 
     def _resolve(self, position: Position) -> Position:
-        """Start sentinels to real positions: EARLIEST = first entry, LATEST = next to come."""
+        """A position to start reading from: EARLIEST = first entry; LATEST, or anything past
+        the end, = the next entry to come."""
         ledgers = self._ledger.ledger_list
         if position == EARLIEST:
             return ledgers.first_position()
-        if position == LATEST:
-            return ledgers.next_position(self._ledger.last_confirmed_entry)
-        return position
+        end = ledgers.next_position(self._ledger.last_confirmed_entry)
+        return min(position, end)
+
+    def _is_stored(self, position: Position) -> bool:
+        """Acks for positions this log does not hold (bad client input) are ignored."""
+        info = self._ledger.ledger_list.get(position.ledger_id)
+        return info is not None and 0 <= position.entry_id < info.entries
 
     def _set_mark_delete(self, position: Position) -> None:
         self._mark_delete = position

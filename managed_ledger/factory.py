@@ -133,6 +133,7 @@ class ManagedLedgerFactoryImpl:
         if found is None:
             return
         for info in ManagedLedgerMetadata.decode(found[0]).ledgers:
+            self.entry_cache.invalidate_ledger(info.ledger_id)
             try:
                 await self.bookkeeper.delete_ledger(info.ledger_id)
             except BookKeeperError as exc:

@@ -215,3 +215,19 @@ async def test_delete_cursor(tmp_path: Path) -> None:
     async with open_storage(tmp_path) as factory:
         ledger = await factory.open_ledger(TOPIC)
         assert not ledger.cursors
+
+
+async def test_acks_for_positions_the_log_does_not_hold_are_ignored(tmp_path: Path) -> None:
+    async with open_storage(tmp_path) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        cursor = await ledger.open_cursor("sub", InitialPosition.EARLIEST)
+        p = [await ledger.add_entry(b"%d" % i) for i in range(3)]
+        cursor.delete([Position(p[0].ledger_id, 1000), Position(p[0].ledger_id - 1, 0),
+                       Position(12345, 0)])
+        cursor.set_batch_ack_set(Position(999, 1), [1])
+        assert cursor.backlog() == 3
+        await cursor.reset(Position(p[0].ledger_id, 1000))  # past the end: the next entry
+        assert cursor.backlog() == 0
+        later = await ledger.add_entry(b"later")
+        assert cursor.backlog() == 1
+        assert [e.position for e in await cursor.read_entries_or_wait(10)] == [later]
