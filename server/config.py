@@ -38,6 +38,7 @@ class BrokerConfig:
     journal_buffered_writes_threshold: int = field(
         default=512 * 1024, metadata={"key": "journalBufferedWritesThreshold"}
     )
+    journal_max_size_mb: float = field(default=256.0, metadata={"key": "journalMaxSizeMB"})
     max_entries_per_ledger: int = field(default=50000, metadata={"key": "managedLedgerMaxEntriesPerLedger"})
     max_size_per_ledger_mb: int = field(default=2048, metadata={"key": "managedLedgerMaxSizePerLedgerMbytes"})
     cursor_flush_interval_ms: int = field(default=200, metadata={"key": "managedLedgerCursorFlushIntervalMs"})
@@ -63,6 +64,7 @@ class BrokerConfig:
             journal_sync_data=self.journal_sync_data,
             journal_max_group_wait_ms=self.journal_max_group_wait_ms,
             journal_buffered_writes_threshold=self.journal_buffered_writes_threshold,
+            journal_max_size_mb=self.journal_max_size_mb,
             max_entries_per_ledger=self.max_entries_per_ledger,
             max_size_per_ledger_mb=self.max_size_per_ledger_mb,
             cursor_flush_interval_ms=self.cursor_flush_interval_ms,
