@@ -5,7 +5,7 @@
 - ``partitioned_broker`` / ``small_message_broker``: module brokers started with a config file.
 - ``connect(broker)``: a pulsar.Client for any of them, closed at teardown; ``client`` = connect(broker).
 
-When a test fails, the tails of its brokers' logs and of the client log are added to the report.
+When a test fails, the tails of its brokers' logs are added to the report.
 """
 
 from __future__ import annotations
@@ -64,12 +64,7 @@ def fresh_broker(tmp_path):
 
 
 @pytest.fixture
-def client_log(tmp_path) -> Path:
-    return tmp_path / "client.log"
-
-
-@pytest.fixture
-def connect(client_log):
+def connect():
     """connect(broker) -> a new pulsar.Client on that broker; all closed at teardown."""
     clients: list[pulsar.Client] = []
 
@@ -77,7 +72,7 @@ def connect(client_log):
         client = pulsar.Client(
             broker.service_url,
             operation_timeout_seconds=CLIENT_OPERATION_TIMEOUT_S,
-            logger=pulsar.FileLogger(pulsar.LoggerLevel.Info, str(client_log)),
+            logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn),   # captured by pytest
         )
         clients.append(client)
         return client
@@ -95,18 +90,13 @@ def client(broker, connect) -> pulsar.Client:
     return connect(broker)
 
 
-# -- broker and client logs in the report of a failed test ------------------------------------
+# -- broker logs in the report of a failed test (the client's own log is in its captured output) --
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     if not report.failed:
         return
-    funcargs = getattr(item, "funcargs", {})
-    for name, value in funcargs.items():
+    for name, value in getattr(item, "funcargs", {}).items():
         if isinstance(value, Broker):
             report.sections.append((f"pulsard log ({name}, {value.log_path})", value.log_tail()))
-    log = funcargs.get("client_log")
-    if isinstance(log, Path) and log.exists():
-        tail = "\n".join(log.read_text(errors="replace").splitlines()[-80:])
-        report.sections.append(("pulsar client log (tail)", tail))

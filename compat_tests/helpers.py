@@ -94,11 +94,17 @@ def receive_n(consumer, n: int, timeout_ms: int = RECEIVE_TIMEOUT_MS, ack: bool 
         except pulsar.Timeout:
             raise AssertionError(
                 f"received {len(got)} of {n} messages; then nothing for {timeout_ms} ms; "
-                f"got so far: {[m.data() for m in got][:20]}") from None
+                f"got so far: {[short(m.data()) for m in got][:20]}") from None
         got.append(msg)
         if ack:
             consumer.acknowledge(msg)
     return got
+
+
+def short(data: bytes, limit: int = 40) -> str:
+    """A readable summary of a payload for failure messages."""
+    text = repr(data[:limit])
+    return text if len(data) <= limit else f"{text}... ({len(data)} bytes)"
 
 
 def data_of(messages) -> list[bytes]:
@@ -112,7 +118,7 @@ def expect_nothing(consumer, quiet_ms: int = QUIET_MS) -> None:
         msg = read(quiet_ms)
     except pulsar.Timeout:
         return
-    raise AssertionError(f"unexpected extra message {msg.data()!r} id={id_tuple(msg.message_id())}")
+    raise AssertionError(f"unexpected extra message {short(msg.data())} id={id_tuple(msg.message_id())}")
 
 
 def now_ms() -> int:
