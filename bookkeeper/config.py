@@ -18,5 +18,8 @@ class BookieConfig:
     buffered_writes_threshold: int = 512 * 1024
     #: journalMaxSizeMB (in bytes): rotate to a new journal file past this size.
     journal_max_file_size: int = 512 * 1024 * 1024
+    #: journalPreAllocSizeMB (in bytes): zero-filled ahead of the writes, so fsyncs need not
+    #: grow the file. 0 turns it off.
+    journal_preallocation_size: int = 4 * 1024 * 1024
     #: readThreads: threads serving reads from disk.
     read_threads: int = 4

@@ -139,3 +139,36 @@ async def test_failed_fsync_fails_the_group_and_later_adds(tmp_path: Path, monke
             ledger.add_entry(b"refused")
         monkeypatch.undo()
         assert await ledger.read_entries(0, 0) == [b"fine"]
+
+
+async def test_corruption_inside_an_older_file_stops_that_ledger_at_the_gap(tmp_path: Path) -> None:
+    async with open_bookkeeper(tmp_path, journal_max_file_size=300) as bk:
+        ledger = await bk.create_ledger()
+        for i in range(20):
+            await ledger.add_entry(b"%040d" % i)
+        ledger_id = ledger.ledger_id
+    first = journal_files(tmp_path)[0]
+    size = first.stat().st_size
+    with open(first, "r+b") as f:  # flip a data byte of the second record of the oldest file
+        f.seek(HEADER_SIZE + 40 + HEADER_SIZE + 5)
+        f.write(b"#")
+
+    async with open_bookkeeper(tmp_path) as bk:
+        handle = await bk.open_ledger(ledger_id)
+        assert handle.last_add_confirmed == 0
+        assert await handle.read_entries(0, 0) == [b"%040d" % 0]
+    assert first.stat().st_size == size  # evidence left in place
+
+
+async def test_preallocated_space_is_not_mistaken_for_data(tmp_path: Path) -> None:
+    async with open_bookkeeper(tmp_path, journal_preallocation_size=64 * 1024) as bk:
+        ledger = await bk.create_ledger()
+        for i in range(10):
+            await ledger.add_entry(b"e%d" % i)
+        (current,) = journal_files(tmp_path)
+        assert current.stat().st_size == (HEADER_SIZE + 2) + 64 * 1024  # first write + chunk
+        # a kill -9 now would leave the zero-filled tail behind: copy the file as it is
+        snapshot = current.read_bytes()
+    current.write_bytes(snapshot)
+    assert len(await _recovered_entries(tmp_path, ledger.ledger_id)) == 10
+    assert current.stat().st_size == 10 * (HEADER_SIZE + 2)
