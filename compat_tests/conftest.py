@@ -90,6 +90,24 @@ def client(broker, connect) -> pulsar.Client:
     return connect(broker)
 
 
+# -- marks: every test here is `compat` (deselect with -m "not compat"), with a tighter timeout --
+COMPAT_TEST_TIMEOUT_S = 60
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "compat: drives official Pulsar clients against a real pulsard")
+
+
+def pytest_collection_modifyitems(config, items):
+    here = Path(__file__).parent
+    for item in items:
+        if here not in Path(item.fspath).parents:
+            continue
+        item.add_marker(pytest.mark.compat)
+        if item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(COMPAT_TEST_TIMEOUT_S))
+
+
 # -- broker logs in the report of a failed test (the client's own log is in its captured output) --
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
