@@ -208,3 +208,17 @@ def test_message_above_max_size_is_refused_and_the_broker_keeps_serving(small_me
     producer.send(b"small")
     assert data_of(receive_n(consumer, 2)) == [just_below, b"small"]
     expect_nothing(consumer)
+
+
+def test_chunked_message_above_max_size_round_trips(small_message_broker, connect):
+    client = connect(small_message_broker)
+    topic = unique_topic()
+    consumer = subscribe_earliest(client, topic)
+    producer = client.create_producer(topic, chunking_enabled=True)
+    big = os.urandom(300 * 1024)   # about 3 chunks of at most 100 KiB
+
+    producer.send(big)
+    producer.send(b"after")
+
+    assert data_of(receive_n(consumer, 2)) == [big, b"after"]
+    expect_nothing(consumer)

@@ -164,6 +164,17 @@ def test_producer_names_generated_unique_or_as_given(client):
     assert first.topic() == full_name(topic)
 
 
+def test_a_producer_name_in_use_is_refused(client):
+    topic = unique_topic()
+    name = f"busy-{topic}"
+    first = client.create_producer(topic, producer_name=name)
+    with pytest.raises(pulsar.ProducerBusy):
+        client.create_producer(topic, producer_name=name)
+
+    first.close()   # once the first one is gone, the name is free again
+    assert client.create_producer(topic, producer_name=name).producer_name() == name
+
+
 def test_last_sequence_id_follows_receipts(client):
     topic = unique_topic()
     producer = client.create_producer(topic)
