@@ -95,13 +95,14 @@ def consume(consumer: pulsar.Consumer, n: int) -> float:
     return time.perf_counter() - started
 
 
-def run_case(client: pulsar.Client, case: str, n: int, size: int, batching: bool) -> Result:
+def run_case(client: pulsar.Client, case: str, n: int, size: int, batching: bool,
+             max_pending: int = 5000) -> Result:
     topic = f"bench-{case}-{uuid.uuid4().hex[:8]}"
     consumer = client.subscribe(topic, "bench", initial_position=pulsar.InitialPosition.Earliest,
                                 receiver_queue_size=5000)
     producer = client.create_producer(
         topic, batching_enabled=batching, batching_max_messages=1000,
-        batching_max_publish_delay_ms=10, block_if_queue_full=True, max_pending_messages=5000)
+        batching_max_publish_delay_ms=10, block_if_queue_full=True, max_pending_messages=max_pending)
     try:
         produce_s = produce(producer, n, os.urandom(size))
         consume_s = consume(consumer, n)
@@ -111,11 +112,13 @@ def run_case(client: pulsar.Client, case: str, n: int, size: int, batching: bool
     return Result(case, n, size, produce_s, consume_s)
 
 
-def run_all(service_url: str, cases: list[tuple[str, int, bool]], size: int) -> list[Result]:
+def run_all(service_url: str, cases: list[tuple[str, int, bool]], size: int,
+            max_pending: int = 5000) -> list[Result]:
     client = pulsar.Client(service_url, operation_timeout_seconds=30,
                            logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
     try:
-        return [run_case(client, name, n, size, batching) for name, n, batching in cases if n > 0]
+        return [run_case(client, name, n, size, batching, max_pending)
+                for name, n, batching in cases if n > 0]
     finally:
         client.close()
 
@@ -141,6 +144,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--batched", type=int, default=200_000, help="messages, batching on")
     parser.add_argument("--unbatched", type=int, default=20_000, help="messages, batching off")
     parser.add_argument("--size", type=int, default=100, help="payload bytes per message")
+    parser.add_argument("--max-pending", type=int, default=5000,
+                        help="producer max_pending_messages (messages in flight)")
     parser.add_argument("--service-url", help="use this running broker instead of starting one")
     return parser.parse_args(argv)
 
@@ -152,11 +157,11 @@ def main(argv=None) -> int:
     print(environment_line())
     if args.service_url:
         print(f"broker: {args.service_url} (external)")
-        results = run_all(args.service_url, cases, args.size)
+        results = run_all(args.service_url, cases, args.size, args.max_pending)
     else:
         with tempfile.TemporaryDirectory(prefix="pulsard-bench-") as tmp, Broker(Path(tmp)) as broker:
             print(f"broker: $ {shlex.join(broker.command())}")
-            results = run_all(broker.service_url, cases, args.size)
+            results = run_all(broker.service_url, cases, args.size, args.max_pending)
     print(format_table(results))
     return 0
 
