@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from .errors import ConcurrentReadError, CursorClosedError, ManagedLedgerStorageError
 from .metadata import CursorState, cursor_path
-from .position import EARLIEST, Entry, Position
+from .position import Entry, Position
 from .ranges import AckedRanges
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ class ManagedCursorImpl:
         return self.read_position <= self._ledger.last_confirmed_entry
 
     def seek(self, read_position: Position) -> None:
-        self._read_position = self._resolve(read_position)
+        self._read_position = self._ledger.resolve_start(read_position)
         self._wake_reader(True)
 
     def rewind(self) -> None:
@@ -153,7 +153,12 @@ class ManagedCursorImpl:
         start = self._read_position
         entries: list[Entry] = []
         for ledger_id, first, last in runs:
-            entries.extend(await self._ledger.read_ledger_range(ledger_id, first, last))
+            try:
+                entries.extend(await self._ledger.read_ledger_range(ledger_id, first, last))
+            except ManagedLedgerStorageError:
+                if ledgers.get(ledger_id) is not None:
+                    raise
+                # trimmed while we read (a non-durable reader fell behind): those are gone
         if self._read_position == start:
             self._read_position = position
         return entries
@@ -196,7 +201,7 @@ class ManagedCursorImpl:
         return list(words) if words is not None else None
 
     async def reset(self, position: Position) -> None:
-        position = self._resolve(position)
+        position = self._ledger.resolve_start(position)
         self._mark_delete = Position(position.ledger_id, position.entry_id - 1)
         self._acked.clear()
         self._batch_acks.clear()
@@ -205,15 +210,6 @@ class ManagedCursorImpl:
         if self.durable:
             self._dirty = True
             await self.flush()
-
-    def _resolve(self, position: Position) -> Position:
-        """A position to start reading from: EARLIEST = first entry; LATEST, or anything past
-        the end, = the next entry to come."""
-        ledgers = self._ledger.ledger_list
-        if position == EARLIEST:
-            return ledgers.first_position()
-        end = ledgers.next_position(self._ledger.last_confirmed_entry)
-        return min(position, end)
 
     def _is_stored(self, position: Position) -> bool:
         """Acks for positions this log does not hold (bad client input) are ignored."""

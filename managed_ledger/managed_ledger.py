@@ -33,7 +33,7 @@ from .interfaces import MetadataStore
 from .ledger_list import LedgerInfo, LedgerList
 from .metadata import (CursorState, ManagedLedgerMetadata, cursor_path, decode_name,
                        managed_ledger_path)
-from .position import EARLIEST, LATEST, Entry, InitialPosition, Position
+from .position import EARLIEST, Entry, InitialPosition, Position
 
 logger = logging.getLogger(__name__)
 
@@ -395,14 +395,18 @@ class ManagedLedgerImpl:
 
     def new_non_durable_cursor(self, name: str, start: Position) -> ManagedCursorImpl:
         self._check_open()
-        if start == EARLIEST:
-            start = self.first_position()
-        elif start == LATEST:
-            start = self.next_position(self._last_confirmed)
+        start = self.resolve_start(start)
         cursor = ManagedCursorImpl(self, name, False,
                                    CursorState(Position(start.ledger_id, start.entry_id - 1)))
         self._non_durable.add(cursor)
         return cursor
+
+    def resolve_start(self, position: Position) -> Position:
+        """A position to start reading from: EARLIEST = the first entry; LATEST, or anything
+        past the end, = the next entry to come."""
+        if position == EARLIEST:
+            return self.first_position()
+        return min(position, self.next_position(self._last_confirmed))
 
     async def delete_cursor(self, name: str) -> None:
         cursor = self._cursors.pop(name, None)

@@ -231,3 +231,27 @@ async def test_acks_for_positions_the_log_does_not_hold_are_ignored(tmp_path: Pa
         later = await ledger.add_entry(b"later")
         assert cursor.backlog() == 1
         assert [e.position for e in await cursor.read_entries_or_wait(10)] == [later]
+
+
+async def test_reader_behind_a_trim_skips_to_what_is_left(tmp_path: Path) -> None:
+    async with open_storage(tmp_path, max_entries_per_ledger=5) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        durable = await ledger.open_cursor("sub", InitialPosition.EARLIEST)
+        reader = ledger.new_non_durable_cursor("reader", EARLIEST)
+        p = [await ledger.add_entry(b"%d" % i) for i in range(12)]
+        trimmed = asyncio.Event()
+        read_range = ledger.read_ledger_range
+
+        async def read_after_the_trim(ledger_id: int, first: int, last: int):
+            await trimmed.wait()
+            return await read_range(ledger_id, first, last)
+
+        ledger.read_ledger_range = read_after_the_trim
+        reading = asyncio.ensure_future(reader.read_entries_or_wait(3))
+        await asyncio.sleep(0)
+        durable.mark_delete(p[9])
+        await durable.flush()
+        await ledger._trim_task
+        trimmed.set()
+        assert ledger.first_position() == p[10]
+        assert [e.position for e in await reading] == [p[10], p[11]]
