@@ -150,8 +150,13 @@ class ManagedLedgerFactoryImpl:
         self._closed = True
         if self._opening:
             await asyncio.gather(*self._opening.values(), return_exceptions=True)
-        for ledger in list(self._ledgers.values()):
-            await ledger.close()
+        # concurrently, so the metadata store commits their final writes in shared batches
+        ledgers = list(self._ledgers.values())
+        outcomes = await asyncio.gather(*[ledger.close() for ledger in ledgers],
+                                        return_exceptions=True)
+        for ledger, outcome in zip(ledgers, outcomes):
+            if isinstance(outcome, Exception):
+                logger.error("closing managed ledger %s: %s", ledger.name, outcome)
         await self.bookkeeper.close()
         await self._store.close()
         logger.info("managed ledger factory closed")

@@ -497,11 +497,13 @@ class ManagedLedgerImpl:
             if task is not None:
                 await asyncio.gather(task, return_exceptions=True)
         self._fail_queued(ManagedLedgerClosedError(f"managed ledger {self.name} is closed"))
-        for cursor in [*self._cursors.values(), *self._non_durable]:
-            try:
-                await cursor.close()
-            except ManagedLedgerStorageError:
-                logger.exception("managed ledger %s: closing cursor %s", self.name, cursor.name)
+        cursors = [*self._cursors.values(), *self._non_durable]
+        outcomes = await asyncio.gather(*[cursor.close() for cursor in cursors],
+                                        return_exceptions=True)
+        for cursor, outcome in zip(cursors, outcomes):
+            if isinstance(outcome, Exception):
+                logger.error("managed ledger %s: closing cursor %s: %s", self.name, cursor.name,
+                             outcome)
         self._wake_waiters(False)
         if self._writer is not None:
             await self._seal(self._writer)
