@@ -48,6 +48,7 @@ class ManagedCursorImpl:
         self._batch_acks: dict[Position, list[int]] = dict(state.batch_acks)
         self._read_position = ledger.ledger_list.next_position(self._mark_delete)
         self._reading = False
+        self._read_cancelled = False
         self._waiter: asyncio.Future[bool] | None = None
         self._closed = False
         # persistence (durable cursors only)
@@ -93,24 +94,30 @@ class ManagedCursorImpl:
     # ---- reads ---------------------------------------------------------------------------
 
     async def read_entries_or_wait(self, max_entries: int) -> list[Entry]:
+        self._check_open()
         if self._reading:
             raise ConcurrentReadError(f"cursor {self.name} already has a read in flight")
         self._reading = True
+        self._read_cancelled = False
         try:
-            while True:
-                self._check_open()
+            while not (self._read_cancelled or self._closed):
                 before = self.read_position
                 entries = await self._read_available(max_entries)
                 if entries:
                     return entries
                 if self.has_more_entries() and self.read_position != before:
                     continue  # skipped entries that were all deleted; look further
-                if not await self._wait_for_entries():
-                    return []
+                if self._read_cancelled or self._closed or not await self._wait_for_entries():
+                    break
+            return []
         finally:
             self._reading = False
 
     def cancel_pending_read(self) -> None:
+        """The read in flight returns [] instead of waiting (or at once, if it waits now);
+        entries it already fetched from disk are still returned."""
+        if self._reading:
+            self._read_cancelled = True
         self._wake_reader(False)
 
     async def _wait_for_entries(self) -> bool:

@@ -255,3 +255,4 @@ async def test_reader_behind_a_trim_skips_to_what_is_left(tmp_path: Path) -> Non
         trimmed.set()
         assert ledger.first_position() == p[10]
         assert [e.position for e in await reading] == [p[10], p[11]]
+
