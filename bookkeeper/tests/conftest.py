@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 from pathlib import Path
 from typing import AsyncIterator
 
-import contextlib
 import pytest
 
 from bookkeeper.config import BookieConfig
