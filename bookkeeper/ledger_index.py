@@ -1,0 +1,244 @@
+"""The entry index: (ledger, entry) -> (entry log, offset, length), one file per ledger.
+
+``<ledger dir>/index/<ledger id>.idx`` holds record ``i`` for entry ``i``: two little-endian
+u64 words, ``(log id + 1) << 32 | data length`` and the record's offset in the log. Records are
+written only after the entry log data they point at is fsynced, and fsynced before the
+checkpoint mark that makes the journal behind them disposable. So at start-up a file is loaded
+as the longest prefix of records pointing inside existing logs; anything past it (zeros or a
+torn write of a flush the crash interrupted) is cut, and the journal replay from the mark
+brings those entries back. Compaction rewrites single records in place (16 aligned bytes).
+
+The in-memory copy is the same words in an ``array('Q')`` per ledger, loaded with one read per
+file, so start-up reads the index and never the entry logs. Also kept: live record bytes per
+log, which drive garbage collection.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import sys
+from array import array
+from dataclasses import dataclass
+from pathlib import Path
+
+from .journal import HEADER_SIZE, fsync_directory
+
+logger = logging.getLogger(__name__)
+
+INDEX_SUFFIX = ".idx"
+RECORD_SIZE = 16
+_LENGTH_MASK = 0xFFFFFFFF
+
+
+@dataclass(frozen=True, slots=True)
+class EntryLocation:
+    log_id: int
+    offset: int
+    length: int
+
+
+def encode_locations(locations: list[EntryLocation]) -> array:
+    words = array("Q")
+    for location in locations:
+        words.append((location.log_id + 1) << 32 | location.length)
+        words.append(location.offset)
+    return words
+
+
+def _decode(words: array, entry_id: int) -> EntryLocation:
+    first = words[2 * entry_id]
+    return EntryLocation((first >> 32) - 1, words[2 * entry_id + 1], first & _LENGTH_MASK)
+
+
+def _to_disk(words: array) -> bytes:
+    if sys.byteorder == "little":
+        return words.tobytes()
+    swapped = array("Q", words)
+    swapped.byteswap()
+    return swapped.tobytes()
+
+
+class LedgerEntries:
+    """One ledger's locations; entry ids are record numbers (contiguous from 0)."""
+
+    __slots__ = ("words", "total_size")
+
+    def __init__(self, words: array, total_size: int) -> None:
+        self.words = words
+        self.total_size = total_size
+
+    def __len__(self) -> int:
+        return len(self.words) // 2
+
+    def location(self, entry_id: int) -> EntryLocation:
+        return _decode(self.words, entry_id)
+
+
+class LedgerIndex:
+    """In-memory locations plus their per-ledger files.
+
+    Memory methods are called under the storage lock; file methods (``persist*``, ``sync``,
+    ``delete_file``, ``load``) only on the storage thread.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self._directory = directory
+        self._ledgers: dict[int, LedgerEntries] = {}
+        #: Log id -> bytes of records (header + data) the index points at.
+        self.live_bytes: collections.Counter[int] = collections.Counter()
+        self._dirty: dict[int, int] = {}
+        self._created_file = False
+
+    # ---- start-up ------------------------------------------------------------------------
+
+    def load(self, live_ledgers: set[int], log_sizes: dict[int, int]) -> None:
+        """Read every index file; drop those of deleted ledgers, cut invalid tails."""
+        self._directory.mkdir(parents=True, exist_ok=True)
+        dropped = False
+        for path in self._directory.glob(f"*{INDEX_SUFFIX}"):
+            try:
+                ledger_id = int(path.name[: -len(INDEX_SUFFIX)])
+            except ValueError:
+                logger.warning("ignoring stray file %s in the index directory", path)
+                continue
+            if ledger_id not in live_ledgers:
+                path.unlink()
+                dropped = True
+                continue
+            self._load_file(path, ledger_id, log_sizes)
+        if dropped:
+            fsync_directory(self._directory)
+
+    def _load_file(self, path: Path, ledger_id: int, log_sizes: dict[int, int]) -> None:
+        raw = path.read_bytes()
+        words = array("Q")
+        words.frombytes(raw[: len(raw) - len(raw) % RECORD_SIZE])
+        if sys.byteorder != "little":
+            words.byteswap()
+        valid, total_size, live = _valid_prefix(words, log_sizes)
+        if valid * RECORD_SIZE != len(raw):
+            logger.warning("index of ledger %d: cutting %d bytes past %d valid entries",
+                           ledger_id, len(raw) - valid * RECORD_SIZE, valid)
+            del words[2 * valid:]
+            with open(path, "r+b") as f:
+                f.truncate(valid * RECORD_SIZE)
+                os.fsync(f.fileno())
+        if valid:
+            self._ledgers[ledger_id] = LedgerEntries(words, total_size)
+            self.live_bytes.update(live)
+
+    # ---- memory (under the storage lock) ---------------------------------------------------
+
+    def count(self, ledger_id: int) -> int:
+        entries = self._ledgers.get(ledger_id)
+        return len(entries) if entries is not None else 0
+
+    def size(self, ledger_id: int) -> int:
+        entries = self._ledgers.get(ledger_id)
+        return entries.total_size if entries is not None else 0
+
+    def locations(self, ledger_id: int, first: int, last: int) -> list[EntryLocation]:
+        entries = self._ledgers[ledger_id]
+        return [entries.location(entry_id) for entry_id in range(first, last + 1)]
+
+    def extend(self, ledger_id: int, words: array) -> None:
+        """Append locations (already persisted) for the next entries of a ledger."""
+        entries = self._ledgers.get(ledger_id)
+        if entries is None:
+            entries = self._ledgers[ledger_id] = LedgerEntries(array("Q"), 0)
+        for index in range(0, len(words), 2):
+            length = words[index] & _LENGTH_MASK
+            entries.total_size += length
+            self.live_bytes[(words[index] >> 32) - 1] += HEADER_SIZE + length
+        entries.words.extend(words)
+
+    def relocate(self, ledger_id: int, entry_id: int, expected: EntryLocation,
+                 moved: EntryLocation) -> bool:
+        """Point an entry at its copy, unless it changed (or its ledger went) meanwhile."""
+        entries = self._ledgers.get(ledger_id)
+        if entries is None or entry_id >= len(entries) or entries.location(entry_id) != expected:
+            return False
+        entries.words[2 * entry_id : 2 * entry_id + 2] = encode_locations([moved])
+        record_bytes = HEADER_SIZE + moved.length
+        self.live_bytes[expected.log_id] -= record_bytes
+        self.live_bytes[moved.log_id] += record_bytes
+        return True
+
+    def drop(self, ledger_id: int) -> None:
+        entries = self._ledgers.pop(ledger_id, None)
+        if entries is None:
+            return
+        for entry_id in range(len(entries)):
+            location = entries.location(entry_id)
+            self.live_bytes[location.log_id] -= HEADER_SIZE + location.length
+
+    def entries_in_logs(self, log_ids: set[int]) -> dict[int, list[tuple[int, int, EntryLocation]]]:
+        """(ledger, entry, location) of every indexed entry stored in one of ``log_ids``."""
+        found: dict[int, list[tuple[int, int, EntryLocation]]] = {log_id: [] for log_id in log_ids}
+        for ledger_id, entries in self._ledgers.items():
+            for entry_id in range(len(entries)):
+                location = entries.location(entry_id)
+                if location.log_id in found:
+                    found[location.log_id].append((ledger_id, entry_id, location))
+        return found
+
+    # ---- files (storage thread) -----------------------------------------------------------
+
+    def persist(self, ledger_id: int, first_entry_id: int, words: array) -> None:
+        """Write records for entries first_entry_id.. (durable after ``sync``)."""
+        data = _to_disk(words)
+        fd = self._open_for_write(ledger_id)
+        offset = first_entry_id * RECORD_SIZE
+        view = memoryview(data)
+        while view:
+            written = os.pwrite(fd, view, offset)
+            view = view[written:]
+            offset += written
+
+    def sync(self) -> None:
+        for fd in self._dirty.values():
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        self._dirty = {}
+        if self._created_file:
+            fsync_directory(self._directory)
+            self._created_file = False
+
+    def delete_file(self, ledger_id: int) -> None:
+        fd = self._dirty.pop(ledger_id, None)
+        if fd is not None:
+            os.close(fd)
+        try:
+            (self._directory / f"{ledger_id}{INDEX_SUFFIX}").unlink()
+        except FileNotFoundError:
+            return
+        fsync_directory(self._directory)
+
+    def _open_for_write(self, ledger_id: int) -> int:
+        fd = self._dirty.get(ledger_id)
+        if fd is None:
+            path = self._directory / f"{ledger_id}{INDEX_SUFFIX}"
+            if not path.exists():
+                self._created_file = True
+            fd = self._dirty[ledger_id] = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+        return fd
+
+
+def _valid_prefix(words: array,
+                  log_sizes: dict[int, int]) -> tuple[int, int, collections.Counter[int]]:
+    """(entries, data bytes, live bytes per log) of the records pointing inside known logs."""
+    live: collections.Counter[int] = collections.Counter()
+    total_size = 0
+    for entry_id in range(len(words) // 2):
+        location = _decode(words, entry_id)
+        record_bytes = HEADER_SIZE + location.length
+        if location.log_id < 0 or \
+                location.offset + record_bytes > log_sizes.get(location.log_id, -1):
+            return entry_id, total_size, live
+        live[location.log_id] += record_bytes
+        total_size += location.length
+    return len(words) // 2, total_size, live
