@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Iterable
 
 from .errors import EntryCorruptedError
-from .journal import HEADER_SIZE, RECORD_HEADER, encode_header, fsync_directory, record_crc_ok
+from .journal import (HEADER_SIZE, RECORD_HEADER, encode_header, fsync_directory, pwrite_all,
+                      record_crc_ok)
 
 logger = logging.getLogger(__name__)
 
@@ -132,13 +133,7 @@ class EntryLogWriter:
     def _write_pending(self) -> None:
         if not self._pending:
             return
-        buffer = b"".join(self._pending)
-        offset = self._size - self._pending_bytes
-        view = memoryview(buffer)
-        while view:
-            written = os.pwrite(self._fd, view, offset)
-            view = view[written:]
-            offset += written
+        pwrite_all(self._fd, b"".join(self._pending), self._size - self._pending_bytes)
         self._pending = []
         self._pending_bytes = 0
 

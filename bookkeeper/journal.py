@@ -298,7 +298,7 @@ class JournalWriter:
             offset += HEADER_SIZE + len(data)
         if parts:
             buffer = b"".join(parts)
-            _pwrite_all(self._fd, buffer, self._file_size)
+            pwrite_all(self._fd, buffer, self._file_size)
             self._file_size = offset
             if offset > self._allocated:
                 self._preallocate()
@@ -312,7 +312,7 @@ class JournalWriter:
         chunk = min(self._config.journal_preallocation_size, self._config.journal_max_file_size)
         if chunk <= 0:
             return
-        _pwrite_all(self._fd, bytes(chunk), self._file_size)
+        pwrite_all(self._fd, bytes(chunk), self._file_size)
         self._allocated = self._file_size + chunk
 
     def _open_next_file(self) -> None:
@@ -337,7 +337,8 @@ class JournalWriter:
             self._fd = -1
 
 
-def _pwrite_all(fd: int, buffer: bytes, offset: int) -> None:
+def pwrite_all(fd: int, buffer: bytes | memoryview, offset: int) -> None:
+    """pwrite until all of ``buffer`` is written (a short write is retried from where it ended)."""
     view = memoryview(buffer)
     while view:
         written = os.pwrite(fd, view, offset)

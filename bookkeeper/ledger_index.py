@@ -23,7 +23,7 @@ from array import array
 from dataclasses import dataclass
 from pathlib import Path
 
-from .journal import HEADER_SIZE, fsync_directory
+from .journal import HEADER_SIZE, fsync_directory, pwrite_all
 
 logger = logging.getLogger(__name__)
 
@@ -188,14 +188,7 @@ class LedgerIndex:
 
     def persist(self, ledger_id: int, first_entry_id: int, words: array) -> None:
         """Write records for entries first_entry_id.. (durable after ``sync``)."""
-        data = _to_disk(words)
-        fd = self._open_for_write(ledger_id)
-        offset = first_entry_id * RECORD_SIZE
-        view = memoryview(data)
-        while view:
-            written = os.pwrite(fd, view, offset)
-            view = view[written:]
-            offset += written
+        pwrite_all(self._open_for_write(ledger_id), _to_disk(words), first_entry_id * RECORD_SIZE)
 
     def sync(self) -> None:
         for fd in self._dirty.values():

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from array import array
 from pathlib import Path
 
 from .entry_log import EntryLogWriter, LogIds, list_entry_logs, open_log, read_record
@@ -145,7 +146,7 @@ class EntryLogStorage:
     def flush(self, snapshot: WriteCache) -> None:
         """Write a swapped-out cache to the entry log and the index, durably, then publish."""
         assert self.flush_writer is not None
-        written: list[tuple[int, int, object]] = []
+        written: list[tuple[int, int, array]] = []
         for ledger_id, cached in snapshot.ledgers_in_order():
             if ledger_id in self._deleted:
                 continue
