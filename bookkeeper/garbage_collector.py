@@ -82,9 +82,9 @@ class GarbageCollector:
             candidates = {log_id for log_id in self._settled_logs()
                           if 0 < storage.index.live_bytes[log_id]
                           < threshold * storage.log_sizes[log_id]}
-            live_entries = storage.index.entries_in_logs(candidates) if candidates else {}
         if not candidates:
             return
+        live_entries = storage.index.entries_in_logs(candidates)
         moves = self._copy(live_entries)
         self._switch_index(moves)
         with storage.lock:

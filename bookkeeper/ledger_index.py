@@ -52,6 +52,17 @@ def _decode(words: array, entry_id: int) -> EntryLocation:
     return EntryLocation((first >> 32) - 1, words[2 * entry_id + 1], first & _LENGTH_MASK)
 
 
+def summarize(words: array) -> tuple[int, collections.Counter[int]]:
+    """(data bytes, record bytes per log) of encoded locations."""
+    live: collections.Counter[int] = collections.Counter()
+    total_size = 0
+    for index in range(0, len(words), 2):
+        length = words[index] & _LENGTH_MASK
+        total_size += length
+        live[(words[index] >> 32) - 1] += HEADER_SIZE + length
+    return total_size, live
+
+
 def _to_disk(words: array) -> bytes:
     if sys.byteorder == "little":
         return words.tobytes()
@@ -143,15 +154,16 @@ class LedgerIndex:
         entries = self._ledgers[ledger_id]
         return [entries.location(entry_id) for entry_id in range(first, last + 1)]
 
-    def extend(self, ledger_id: int, words: array) -> None:
-        """Append locations (already persisted) for the next entries of a ledger."""
+    def extend(self, ledger_id: int, words: array, summary: tuple[int, collections.Counter[int]]
+               ) -> None:
+        """Append locations (already persisted) for the next entries of a ledger; ``summary``
+        is ``summarize(words)``, computed before taking the lock."""
         entries = self._ledgers.get(ledger_id)
         if entries is None:
             entries = self._ledgers[ledger_id] = LedgerEntries(array("Q"), 0)
-        for index in range(0, len(words), 2):
-            length = words[index] & _LENGTH_MASK
-            entries.total_size += length
-            self.live_bytes[(words[index] >> 32) - 1] += HEADER_SIZE + length
+        total_size, live = summary
+        entries.total_size += total_size
+        self.live_bytes.update(live)
         entries.words.extend(words)
 
     def relocate(self, ledger_id: int, entry_id: int, expected: EntryLocation,
@@ -175,9 +187,12 @@ class LedgerIndex:
             self.live_bytes[location.log_id] -= HEADER_SIZE + location.length
 
     def entries_in_logs(self, log_ids: set[int]) -> dict[int, list[tuple[int, int, EntryLocation]]]:
-        """(ledger, entry, location) of every indexed entry stored in one of ``log_ids``."""
+        """(ledger, entry, location) of every indexed entry stored in one of ``log_ids``.
+
+        Storage thread only, and without the lock: the arrays change only on that thread (a
+        deletion merely drops a ledger from the dict), so the scan never stalls the loop."""
         found: dict[int, list[tuple[int, int, EntryLocation]]] = {log_id: [] for log_id in log_ids}
-        for ledger_id, entries in self._ledgers.items():
+        for ledger_id, entries in list(self._ledgers.items()):
             for entry_id in range(len(entries)):
                 location = entries.location(entry_id)
                 if location.log_id in found:

@@ -22,7 +22,7 @@ from pathlib import Path
 from .entry_log import EntryLogWriter, LogIds, list_entry_logs, open_log, read_record
 from .errors import NoSuchEntryError
 from .journal import HEADER_SIZE
-from .ledger_index import EntryLocation, LedgerIndex, encode_locations
+from .ledger_index import EntryLocation, LedgerIndex, encode_locations, summarize
 from .write_cache import WriteCache
 
 logger = logging.getLogger(__name__)
@@ -160,10 +160,11 @@ class EntryLogStorage:
         for ledger_id, first_entry_id, words in written:
             self.index.persist(ledger_id, first_entry_id, words)
         self.index.sync()
+        summaries = [summarize(words) for _, _, words in written]
         with self.lock:
-            for ledger_id, first_entry_id, words in written:
+            for (ledger_id, _, words), summary in zip(written, summaries):
                 if ledger_id not in self._deleted:
-                    self.index.extend(ledger_id, words)
+                    self.index.extend(ledger_id, words, summary)
             if self._flushing is snapshot:
                 self._flushing = None
 

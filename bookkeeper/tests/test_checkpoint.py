@@ -17,6 +17,19 @@ def entries(count: int, start: int = 0) -> list[bytes]:
     return [b"entry-%04d-" % i + b"." * (i % 50) for i in range(start, start + count)]
 
 
+async def checkpoint_then_crash(root: Path, before: int, after: int) -> int:
+    """A ledger with ``before`` entries checkpointed and ``after`` more only in the journal
+    when the bookie dies; returns its id."""
+    async with open_bookkeeper(root, crash_on_exit=True) as bk:
+        ledger = await bk.create_ledger()
+        for data in entries(before):
+            await ledger.add_entry(data)
+        await bk.bookie.checkpointer.checkpoint()
+        for data in entries(after, start=before):
+            await ledger.add_entry(data)
+        return ledger.ledger_id
+
+
 async def test_reads_before_a_flush_come_from_the_write_cache(tmp_path: Path) -> None:
     async with open_bookkeeper(tmp_path) as bk:
         ledger = await bk.create_ledger()
@@ -53,13 +66,7 @@ async def test_checkpoint_records_the_mark_and_trims_the_journal(tmp_path: Path)
 
 async def test_restart_replays_only_the_journal_after_the_mark(tmp_path: Path,
                                                                monkeypatch) -> None:
-    async with open_bookkeeper(tmp_path, crash_on_exit=True) as bk:
-        ledger = await bk.create_ledger()
-        for data in entries(30):
-            await ledger.add_entry(data)
-        await bk.bookie.checkpointer.checkpoint()
-        for data in entries(20, start=30):
-            await ledger.add_entry(data)
+    ledger_id = await checkpoint_then_crash(tmp_path, before=30, after=20)
     replayed: list[int] = []
     recover_journal = bookie_module.recover_journal
 
@@ -71,30 +78,24 @@ async def test_restart_replays_only_the_journal_after_the_mark(tmp_path: Path,
 
     monkeypatch.setattr(bookie_module, "recover_journal", counting)
     async with open_bookkeeper(tmp_path) as bk:
-        handle = await bk.open_ledger(ledger.ledger_id)
+        handle = await bk.open_ledger(ledger_id)
         assert replayed == list(range(30, 50))
         assert await handle.read_entries(0, 49) == entries(50)
     replayed.clear()
     async with open_bookkeeper(tmp_path) as bk:  # clean shutdown: nothing left to replay
         assert replayed == []
-        assert await (await bk.open_ledger(ledger.ledger_id)).read_entries(0, 49) == entries(50)
+        assert await (await bk.open_ledger(ledger_id)).read_entries(0, 49) == entries(50)
 
 
 async def test_torn_journal_tail_after_the_mark_is_cut(tmp_path: Path) -> None:
-    async with open_bookkeeper(tmp_path, crash_on_exit=True) as bk:
-        ledger = await bk.create_ledger()
-        for data in entries(10):
-            await ledger.add_entry(data)
-        await bk.bookie.checkpointer.checkpoint()
-        for data in entries(5, start=10):
-            await ledger.add_entry(data)
+    ledger_id = await checkpoint_then_crash(tmp_path, before=10, after=5)
     mark = read_mark(tmp_path / "ledgers")
     path = tmp_path / "journal" / journal_file_name(mark.file_id)
     with open(path, "r+b") as f:
         f.truncate(path.stat().st_size - 4)
 
     async with open_bookkeeper(tmp_path) as bk:
-        handle = await bk.open_ledger(ledger.ledger_id)
+        handle = await bk.open_ledger(ledger_id)
         assert handle.last_add_confirmed == 13
         assert await handle.read_entries(0, 13) == entries(14)
 
