@@ -155,7 +155,8 @@ class Bookie:
 def recover(config: BookieConfig, storage: EntryLogStorage, collector: GarbageCollector,
             live: set[int]) -> LastLogMark:
     """Start-up (blocking): load the index, replay the journal from the mark into the entry
-    logs, checkpoint at the start of the next journal file, drop logs nothing points at."""
+    logs, checkpoint at the start of the next journal file. (Logs nothing points at go with
+    the first garbage collection, which the checkpointer runs at once.)"""
     storage.load(live)
     mark = read_mark(storage.directory)
     trim_journal(config.journal_dir, mark.file_id)
@@ -171,7 +172,6 @@ def recover(config: BookieConfig, storage: EntryLogStorage, collector: GarbageCo
     start_mark = LastLogMark(max(file_ids[-1] + 1 if file_ids else 0, mark.file_id + 1), 0)
     write_mark(storage.directory, start_mark)
     trim_journal(config.journal_dir, start_mark.file_id)
-    collector.remove_empty_logs()
     return start_mark
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-from typing import Callable
+from typing import Awaitable, Callable
 
 from .config import BookieConfig
 from .garbage_collector import GarbageCollector
@@ -47,7 +47,10 @@ class Checkpointer:
         self.checkpoints = 0
 
     def start(self) -> None:
+        """Start the timers, and a first garbage collection pass (it drops what a crash left
+        behind: logs of deleted ledgers, half-written compaction copies)."""
         self._timers = [
+            self._loop.create_task(self._logging_failure(self.remove_empty_logs)),
             self._loop.create_task(self._every(self._config.flush_interval_ms, self.checkpoint)),
             self._loop.create_task(self._every(self._config.gc_wait_time_ms, self.collect_garbage)),
         ]
@@ -82,6 +85,9 @@ class Checkpointer:
     async def collect_garbage(self) -> None:
         await self._loop.run_in_executor(self._thread, self._collector.run)
 
+    async def remove_empty_logs(self) -> None:
+        await self._loop.run_in_executor(self._thread, self._collector.remove_empty_logs)
+
     async def ledger_deleted(self, ledger_id: int) -> None:
         """Drop the ledger's index file and any log left without live data."""
         await self._loop.run_in_executor(self._thread, self._forget_ledger, ledger_id)
@@ -109,10 +115,14 @@ class Checkpointer:
         self._storage.forget_deleted([ledger_id])
         self._collector.remove_empty_logs()
 
-    async def _every(self, interval_ms: int, action: Callable[[], object]) -> None:
+    async def _every(self, interval_ms: int, action: Callable[[], Awaitable[None]]) -> None:
         while True:
             await asyncio.sleep(interval_ms / 1000)
-            try:
-                await action()  # type: ignore[misc]
-            except Exception:
-                logger.exception("periodic storage task failed")
+            await self._logging_failure(action)
+
+    @staticmethod
+    async def _logging_failure(action: Callable[[], Awaitable[None]]) -> None:
+        try:
+            await action()
+        except Exception:
+            logger.exception("storage task failed")

@@ -68,6 +68,7 @@ class GarbageCollector:
 
     def remove_empty_logs(self) -> None:
         storage = self._storage
+        storage.index.count_loaded_entries()
         with storage.lock:
             empty = [log_id for log_id in self._settled_logs()
                      if storage.index.live_bytes[log_id] <= 0]
@@ -78,6 +79,7 @@ class GarbageCollector:
     def compact(self, threshold: float) -> None:
         """Copy the live entries of logs under ``threshold`` live ratio, then remove them."""
         storage = self._storage
+        storage.index.count_loaded_entries()
         with storage.lock:
             candidates = {log_id for log_id in self._settled_logs()
                           if 0 < storage.index.live_bytes[log_id]

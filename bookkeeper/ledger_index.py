@@ -19,6 +19,7 @@ import collections
 import logging
 import os
 import sys
+import threading
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,13 +73,18 @@ def _to_disk(words: array) -> bytes:
 
 
 class LedgerEntries:
-    """One ledger's locations; entry ids are record numbers (contiguous from 0)."""
+    """One ledger's locations; entry ids are record numbers (contiguous from 0).
 
-    __slots__ = ("words", "total_size")
+    ``uncounted``: how many leading entries (those loaded at start-up) are not yet in the
+    index's live bytes per log; the storage thread counts them after start-up.
+    """
 
-    def __init__(self, words: array, total_size: int) -> None:
+    __slots__ = ("words", "total_size", "uncounted")
+
+    def __init__(self, words: array, total_size: int, uncounted: int = 0) -> None:
         self.words = words
         self.total_size = total_size
+        self.uncounted = uncounted
 
     def __len__(self) -> int:
         return len(self.words) // 2
@@ -91,13 +97,16 @@ class LedgerIndex:
     """In-memory locations plus their per-ledger files.
 
     Memory methods are called under the storage lock; file methods (``persist*``, ``sync``,
-    ``delete_file``, ``load``) only on the storage thread.
+    ``delete_file``, ``load``) and ``count_loaded_entries`` only on the storage thread.
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, lock: threading.Lock) -> None:
         self._directory = directory
+        self._lock = lock
+        self._all_counted = True
         self._ledgers: dict[int, LedgerEntries] = {}
-        #: Log id -> bytes of records (header + data) the index points at.
+        #: Log id -> bytes of records (header + data) the index points at (complete once
+        #: count_loaded_entries ran).
         self.live_bytes: collections.Counter[int] = collections.Counter()
         self._dirty: dict[int, int] = {}
         self._created_file = False
@@ -128,7 +137,7 @@ class LedgerIndex:
         words.frombytes(raw[: len(raw) - len(raw) % RECORD_SIZE])
         if sys.byteorder != "little":
             words.byteswap()
-        valid, total_size, live = _valid_prefix(words, log_sizes)
+        valid, total_size = _valid_prefix(words, log_sizes)
         if valid * RECORD_SIZE != len(raw):
             logger.warning("index of ledger %d: cutting %d bytes past %d valid entries",
                            ledger_id, len(raw) - valid * RECORD_SIZE, valid)
@@ -137,8 +146,21 @@ class LedgerIndex:
                 f.truncate(valid * RECORD_SIZE)
                 os.fsync(f.fileno())
         if valid:
-            self._ledgers[ledger_id] = LedgerEntries(words, total_size)
-            self.live_bytes.update(live)
+            self._ledgers[ledger_id] = LedgerEntries(words, total_size, uncounted=valid)
+            self._all_counted = False
+
+    def count_loaded_entries(self) -> None:
+        """Add the entries loaded at start-up to the live bytes per log (storage thread, before
+        any garbage collection decision; kept off start-up, it costs a pass over every entry)."""
+        if self._all_counted:
+            return
+        for ledger_id, entries in list(self._ledgers.items()):
+            usage = _usage(entries.words, entries.uncounted)
+            with self._lock:
+                if self._ledgers.get(ledger_id) is entries and entries.uncounted:
+                    self.live_bytes.update(usage)
+                    entries.uncounted = 0
+        self._all_counted = True
 
     # ---- memory (under the storage lock) ---------------------------------------------------
 
@@ -182,7 +204,7 @@ class LedgerIndex:
         entries = self._ledgers.pop(ledger_id, None)
         if entries is None:
             return
-        for entry_id in range(len(entries)):
+        for entry_id in range(entries.uncounted, len(entries)):
             location = entries.location(entry_id)
             self.live_bytes[location.log_id] -= HEADER_SIZE + location.length
 
@@ -236,17 +258,38 @@ class LedgerIndex:
         return fd
 
 
-def _valid_prefix(words: array,
-                  log_sizes: dict[int, int]) -> tuple[int, int, collections.Counter[int]]:
-    """(entries, data bytes, live bytes per log) of the records pointing inside known logs."""
-    live: collections.Counter[int] = collections.Counter()
+def _valid_prefix(words: array, log_sizes: dict[int, int]) -> tuple[int, int]:
+    """(entries, data bytes) of the leading records that point inside existing logs.
+
+    Runs at C speed over 32-bit halves (``length, log id + 1, offset low, offset high`` per
+    record): the first record naming no existing log (zeros included) ends the prefix; if the
+    last record left points past its log's end, the exact per-record check decides.
+    """
+    halves = array("I", words.tobytes())
+    low = 0 if sys.byteorder == "little" else 1  # where the length half of a word sits
+    lengths, stored_ids = halves[low::4], halves[1 - low::4]
+    count = len(stored_ids)
+    for stored_id in set(stored_ids) - {log_id + 1 for log_id in log_sizes}:
+        count = min(count, stored_ids.index(stored_id))
+    if count and _past_log_end(_decode(words, count - 1), log_sizes):
+        return _valid_prefix_exactly(words, log_sizes)
+    return count, sum(lengths[:count])
+
+
+def _past_log_end(location: EntryLocation, log_sizes: dict[int, int]) -> bool:
+    return location.offset + HEADER_SIZE + location.length > log_sizes.get(location.log_id, -1)
+
+
+def _valid_prefix_exactly(words: array, log_sizes: dict[int, int]) -> tuple[int, int]:
     total_size = 0
     for entry_id in range(len(words) // 2):
         location = _decode(words, entry_id)
-        record_bytes = HEADER_SIZE + location.length
-        if location.log_id < 0 or \
-                location.offset + record_bytes > log_sizes.get(location.log_id, -1):
-            return entry_id, total_size, live
-        live[location.log_id] += record_bytes
+        if location.log_id < 0 or _past_log_end(location, log_sizes):
+            return entry_id, total_size
         total_size += location.length
-    return len(words) // 2, total_size, live
+    return len(words) // 2, total_size
+
+
+def _usage(words: array, count: int) -> collections.Counter[int]:
+    """Record bytes per log of the first ``count`` entries."""
+    return summarize(words[: 2 * count])[1]

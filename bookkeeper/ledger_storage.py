@@ -37,7 +37,7 @@ class EntryLogStorage:
     def __init__(self, ledger_dir: Path, log_size_limit: int) -> None:
         self.directory = ledger_dir
         self.lock = threading.Lock()
-        self.index = LedgerIndex(ledger_dir / "index")
+        self.index = LedgerIndex(ledger_dir / "index", self.lock)
         #: Log id -> size in bytes (appends update it as they go).
         self.log_sizes: dict[int, int] = {}
         self.log_ids = LogIds(0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -61,7 +62,7 @@ def test_a_damaged_record_fails_its_crc_and_a_removed_log_is_reported(tmp_path: 
 
 
 def persisted_index(directory: Path, ledger_id: int, locations: list[EntryLocation]) -> Path:
-    index = LedgerIndex(directory)
+    index = LedgerIndex(directory, threading.Lock())
     directory.mkdir(exist_ok=True)
     index.persist(ledger_id, 0, encode_locations(locations))
     index.sync()
@@ -72,11 +73,13 @@ def test_index_round_trip_and_live_bytes(tmp_path: Path) -> None:
     sizes, locations = write_entries(tmp_path, 300, [(5, e, b"x" * e) for e in range(30)])
     persisted_index(tmp_path / "index", 5, locations)
 
-    index = LedgerIndex(tmp_path / "index")
+    index = LedgerIndex(tmp_path / "index", threading.Lock())
     index.load({5}, sizes)
 
     assert index.count(5) == 30 and index.size(5) == sum(range(30))
     assert index.locations(5, 0, 29) == locations
+    assert not index.live_bytes  # counted after start-up, on the storage thread
+    index.count_loaded_entries()
     assert dict(index.live_bytes) == sizes  # every byte of every log is live
 
 
@@ -87,7 +90,7 @@ def test_index_tail_torn_or_pointing_past_a_log_is_cut(tmp_path: Path) -> None:
     with open(path, "ab") as f:  # a record whose data never reached the log, and a torn one
         f.write(encode_locations([beyond]).tobytes() + b"\x01\x02\x03")
 
-    index = LedgerIndex(tmp_path / "index")
+    index = LedgerIndex(tmp_path / "index", threading.Lock())
     index.load({5}, sizes)
 
     assert index.count(5) == 10
@@ -103,7 +106,7 @@ def test_zeroed_index_records_end_the_ledger_and_deleted_ledgers_lose_their_file
         f.seek(2 * RECORD_SIZE)
         f.write(bytes(RECORD_SIZE))
 
-    index = LedgerIndex(tmp_path / "index")
+    index = LedgerIndex(tmp_path / "index", threading.Lock())
     index.load({5}, sizes)
 
     assert index.count(5) == 2 and index.count(6) == 0
