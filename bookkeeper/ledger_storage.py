@@ -22,7 +22,7 @@ from pathlib import Path
 from .entry_log import EntryLogWriter, LogIds, list_entry_logs, open_log, read_record
 from .errors import NoSuchEntryError
 from .journal import HEADER_SIZE
-from .ledger_index import EntryLocation, LedgerIndex, encode_locations, summarize
+from .ledger_index import EntryLocation, LedgerIndex, summarize
 from .write_cache import WriteCache
 
 logger = logging.getLogger(__name__)
@@ -69,7 +69,8 @@ class EntryLogStorage:
     def add(self, ledger_id: int, entry_id: int, data: bytes) -> None:
         """Take a journal-durable entry; one already stored (a replay) or out of order is
         ignored."""
-        expected = self.next_entry_id(ledger_id)
+        cached = self._cache.get(ledger_id)  # the active cache changes on the loop only
+        expected = cached.last_entry_id + 1 if cached is not None else self.next_entry_id(ledger_id)
         if entry_id == expected:
             self._cache.put(ledger_id, entry_id, data)
         elif entry_id > expected:
@@ -150,12 +151,13 @@ class EntryLogStorage:
         for ledger_id, cached in snapshot.ledgers_in_order():
             if ledger_id in self._deleted:
                 continue
-            log_locations = []
+            words = array("Q")
+            append, writer = words.append, self.flush_writer
             for entry_id, data in enumerate(cached.entries, start=cached.first_entry_id):
-                offset = self.flush_writer.append(ledger_id, entry_id, data)
-                log_locations.append(
-                    EntryLocation(self.flush_writer.current_log_id, offset, len(data)))
-            written.append((ledger_id, cached.first_entry_id, encode_locations(log_locations)))
+                offset = writer.append(ledger_id, entry_id, data)
+                append((writer.current_log_id + 1) << 32 | len(data))  # see encode_locations
+                append(offset)
+            written.append((ledger_id, cached.first_entry_id, words))
         self.flush_writer.sync()
         for ledger_id, first_entry_id, words in written:
             self.index.persist(ledger_id, first_entry_id, words)
