@@ -96,7 +96,8 @@ class Subscription:
                 continue
             whole.append(position)
         self.cursor.delete(whole)
-        consumer.acknowledged(whole)
+        if self.dispatcher is not None:
+            self.dispatcher.acknowledged(consumer, whole)
         for position in whole:
             self.redelivery_counts.pop(position, None)
 
@@ -112,7 +113,8 @@ class Subscription:
             position = Position(position.ledger_id, position.entry_id - 1)
         if position > self.cursor.mark_delete_position:
             self.cursor.mark_delete(position)
-        consumer.acknowledged_up_to(position)
+        if self.dispatcher is not None:
+            self.dispatcher.acknowledged_up_to(consumer, position)
         for acked in [p for p in self.redelivery_counts if p <= position]:
             del self.redelivery_counts[acked]
 
