@@ -1,9 +1,9 @@
 """Exclusive and Failover: one active consumer receives everything, in order.
 
 Failover picks the active consumer by priority level then name (for a partition: the
-partition index modulo the sorted consumers, so partitions spread over consumers) and tells
-every consumer whether it is active when the active one changes (a consumer that joins
-without changing it hears it alone). A change of active consumer, or a redelivery request,
+partition index modulo the consumers of the best priority level, sorted by name, so
+partitions spread over them) and tells every consumer whether it is active when the active
+one changes (a consumer that joins without changing it hears it alone). A change of active consumer, or a redelivery request,
 rewinds the cursor so the new owner sees every unacknowledged entry again. As in Pulsar, these
 types keep no redelivery count (MESSAGE carries none) and ignore deliver_at_time.
 """
@@ -53,8 +53,8 @@ class SingleActiveConsumerDispatcher(Dispatcher):
             self.active = None
             return
         ordered = sorted(self.consumers, key=lambda c: (c.priority_level, c.name))
-        index = self.partition_index % len(ordered) if self.partition_index >= 0 else 0
-        chosen = ordered[index]
+        best = [c for c in ordered if c.priority_level == ordered[0].priority_level]
+        chosen = best[self.partition_index % len(best)] if self.partition_index >= 0 else best[0]
         changed = chosen is not self.active
         if self.sub_type == pb.CommandSubscribe.Failover:
             for consumer in self.consumers if changed else [joined] if joined else []:
