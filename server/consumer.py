@@ -74,6 +74,14 @@ class Consumer:
     def acknowledged_up_to(self, position: "Position") -> int:
         return self._forget([p for p in self.pending_acks if p <= position])
 
+    def acknowledged_in_part(self, position: "Position", unacked_in_entry: int) -> int:
+        """Part of a batch was acknowledged: only unacked_in_entry of its messages remain."""
+        held = self.pending_acks.get(position)
+        if held is None or unacked_in_entry >= held:
+            return 0
+        self.pending_acks[position] = unacked_in_entry
+        return self._uncount(held - unacked_in_entry)
+
     def take_pending(self, positions: Iterable["Position"] | None = None) -> list["Position"]:
         """Forget pending entries (all, or those named) and return them for redelivery."""
         candidates = list(self.pending_acks) if positions is None else positions
@@ -85,10 +93,13 @@ class Consumer:
         removed = 0
         for position in positions:
             removed += self.pending_acks.pop(position, 0)
-        self.unacked_messages -= removed
+        return self._uncount(removed)
+
+    def _uncount(self, messages: int) -> int:
+        self.unacked_messages -= messages
         if self.blocked_on_unacked and self.unacked_messages <= self.max_unacked // 2:
             self.blocked_on_unacked = False
-        return removed
+        return messages
 
     def set_active(self, is_active: bool) -> None:
         self.connection.write(commands.active_consumer_change(self.consumer_id, is_active))

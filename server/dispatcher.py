@@ -36,6 +36,11 @@ def messages_in(metadata: pb.MessageMetadata) -> int:
     return metadata.num_messages_in_batch if metadata.HasField("num_messages_in_batch") else 1
 
 
+def unacked_in(ack_set: list[int]) -> int:
+    """Messages of a batch still unacknowledged: SET bits of its int64 ack-set words."""
+    return sum((word & 0xFFFF_FFFF_FFFF_FFFF).bit_count() for word in ack_set)
+
+
 class Dispatcher(ABC):
     def __init__(self, subscription: "Subscription", max_read_entries: int) -> None:
         self.subscription = subscription
@@ -131,9 +136,7 @@ class Dispatcher(ABC):
             if consumer is None:
                 self._give_back(entries[index:], replaying)
                 break
-            count = messages_in(metadata)
-            self._send(consumer, entry, count)
-            messages += count
+            messages += self._send(consumer, entry, messages_in(metadata))
             sent_bytes += len(entry.data)
         self._messages_per_entry = max(1.0, messages / len(entries))
         self.subscription.topic.stats.dispatched(messages, sent_bytes)
@@ -144,14 +147,14 @@ class Dispatcher(ABC):
             return False
         return self.delayed.hold(position, metadata.deliver_at_time)
 
-    def _send(self, consumer: "Consumer", entry: Entry, count: int) -> None:
-        consumer.send(
-            entry,
-            count,
-            self.subscription.redelivery_counts.get(entry.position, 0),
-            self.subscription.ack_set_for_dispatch(entry.position),
-        )
+    def _send(self, consumer: "Consumer", entry: Entry, count: int) -> int:
+        """Send one entry; a partly acknowledged batch costs only its unacknowledged messages."""
+        ack_set = self.subscription.ack_set_for_dispatch(entry.position)
+        if ack_set is not None:
+            count = unacked_in(ack_set)
+        consumer.send(entry, count, self.subscription.redelivery_counts.get(entry.position, 0), ack_set)
         self.unacked_messages += count
+        return count
 
     # -- acknowledgements and taking entries back ------------------------------------------
 
@@ -161,6 +164,10 @@ class Dispatcher(ABC):
 
     def acknowledged_up_to(self, consumer: "Consumer", position: Position) -> None:
         self.unacked_messages -= consumer.acknowledged_up_to(position)
+        self._after_ack(consumer)
+
+    def acknowledged_in_part(self, consumer: "Consumer", position: Position, unacked_in_entry: int) -> None:
+        self.unacked_messages -= consumer.acknowledged_in_part(position, unacked_in_entry)
         self._after_ack(consumer)
 
     def _after_ack(self, consumer: "Consumer") -> None:
