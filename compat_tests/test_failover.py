@@ -68,8 +68,8 @@ def test_partitions_are_spread_over_sorted_consumers_by_index_modulo(partitioned
     client = connect(partitioned_broker)
     topic = unique_topic("fo-part")
     consumers = [failover(client, topic, name) for name in ("c1", "c0")]   # join order is irrelevant
-    producer = client.create_producer(topic, message_routing_mode=pulsar.PartitionsRoutingMode.RoundRobinDistribution,
-                                      batching_enabled=False)
+    producer = client.create_producer(
+        topic, message_routing_mode=pulsar.PartitionsRoutingMode.RoundRobinDistribution, batching_enabled=False)
     contents = payloads(30)
     ids = send_all_async(producer, contents)
     assert sorted({i.partition() for i in ids}) == [0, 1, 2]

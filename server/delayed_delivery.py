@@ -14,13 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import heapq
-import logging
 import time
 from typing import Callable
 
 from managed_ledger.position import Position
-
-log = logging.getLogger(__name__)
 
 DueCallback = Callable[[list[Position]], None]
 #: The loop clock and the wall clock may disagree by a little: never wake just before the time.
@@ -62,8 +59,6 @@ class DelayedDeliveryTracker:
         self._held.clear()
         self._cancel_timer()
 
-    close = clear
-
     def _due(self) -> list[Position]:
         cutoff = now_ms()
         due = []
@@ -82,7 +77,9 @@ class DelayedDeliveryTracker:
             return
         self._cancel_timer()
         loop = asyncio.get_running_loop()
-        wait_s = max((next_at - now_ms()) / 1000 + CLOCK_SLACK_S, self._last_fired + self._tick_s - loop.time(), 0.0)
+        until_due = (next_at - now_ms()) / 1000 + CLOCK_SLACK_S
+        until_next_tick = self._last_fired + self._tick_s - loop.time()
+        wait_s = max(until_due, until_next_tick, 0.0)
         self._timer_at_ms = next_at
         self._timer = loop.call_later(wait_s, self._fire)
 

@@ -212,5 +212,5 @@ class Dispatcher(ABC):
     def close(self) -> None:
         self._closed = True
         if self.delayed is not None:
-            self.delayed.close()
+            self.delayed.clear()
         self._interrupt_read()

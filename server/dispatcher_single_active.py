@@ -3,9 +3,10 @@
 Failover picks the active consumer by priority level then name (for a partition: the
 partition index modulo the consumers of the best priority level, sorted by name, so
 partitions spread over them) and tells every consumer whether it is active when the active
-one changes (a consumer that joins without changing it hears it alone). A change of active consumer, or a redelivery request,
-rewinds the cursor so the new owner sees every unacknowledged entry again. As in Pulsar, these
-types keep no redelivery count (MESSAGE carries none) and ignore deliver_at_time.
+one changes (a consumer that joins without changing it hears it alone). A change of active
+consumer, or a redelivery request, rewinds the cursor so the new owner sees every
+unacknowledged entry again. As in Pulsar, these types keep no redelivery count (MESSAGE
+carries none) and ignore deliver_at_time.
 """
 
 from __future__ import annotations
@@ -57,13 +58,18 @@ class SingleActiveConsumerDispatcher(Dispatcher):
         chosen = best[self.partition_index % len(best)] if self.partition_index >= 0 else best[0]
         changed = chosen is not self.active
         if self.sub_type == pb.CommandSubscribe.Failover:
-            for consumer in self.consumers if changed else [joined] if joined else []:
-                consumer.set_active(consumer is chosen)
+            self._announce(chosen, self.consumers if changed else [joined] if joined else [])
         if changed:
             if self.active is not None:
                 self._take_pending(self.active)
             self.active = chosen
             self.rewind()
+
+    @staticmethod
+    def _announce(active: "Consumer", consumers: list["Consumer"]) -> None:
+        """ACTIVE_CONSUMER_CHANGE: each of these consumers learns whether it is the active one."""
+        for consumer in consumers:
+            consumer.set_active(consumer is active)
 
     def _select_consumer(self) -> "Consumer | None":
         active = self.active
