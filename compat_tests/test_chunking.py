@@ -11,7 +11,7 @@ import os
 import pulsar
 import pytest
 
-from compat_tests.conftest import SMALL_MESSAGE_CONFIG, _start
+from compat_tests.conftest import SMALL_MESSAGE_CONFIG, _broker_fixture
 from compat_tests.helpers import data_of, expect_nothing, receive_n, short, subscribe_earliest, unique_topic
 from compat_tests.test_durability import crash_and_restart
 
@@ -19,12 +19,9 @@ MAX_MESSAGE_SIZE = SMALL_MESSAGE_CONFIG["maxMessageSize"]
 
 
 @pytest.fixture
-def fresh_small_message_broker(tmp_path):
-    broker = _start(tmp_path, SMALL_MESSAGE_CONFIG)
-    try:
-        yield broker
-    finally:
-        broker.stop()
+def fresh_small_message_broker(tmp_path_factory):
+    """A broker of the test's own (function scope), for kill -9."""
+    yield from _broker_fixture(tmp_path_factory, "fresh-small-msg", SMALL_MESSAGE_CONFIG)
 
 
 def chunking_producer(client, topic):

@@ -8,7 +8,9 @@ import time
 
 import pulsar
 
-from compat_tests.helpers import data_of, expect_nothing, payloads, receive_n, send_all, unique_topic
+from compat_tests.helpers import (
+    data_of, expect_nothing, payloads, receive_exactly, receive_n, send_all, unique_topic,
+)
 from compat_tests.test_durability import ACK_PERSIST_WAIT_S, crash_and_restart
 
 
@@ -21,8 +23,7 @@ def test_new_durable_subscription_at_earliest_gets_the_existing_messages(client)
     old = payloads(3, "old")
     send_all(client.create_producer(topic), old)
     consumer = subscribe(client, topic, pulsar.InitialPosition.Earliest)
-    assert data_of(receive_n(consumer, 3)) == old
-    expect_nothing(consumer)
+    receive_exactly(consumer, old)
 
 
 def test_new_durable_subscription_at_latest_gets_only_what_follows(client):
@@ -33,8 +34,7 @@ def test_new_durable_subscription_at_latest_gets_only_what_follows(client):
     expect_nothing(consumer)
     new = payloads(2, "new")
     send_all(producer, new)
-    assert data_of(receive_n(consumer, 2)) == new
-    expect_nothing(consumer)
+    receive_exactly(consumer, new)
 
 
 def test_an_existing_durable_subscription_ignores_the_initial_position(client):
@@ -50,8 +50,7 @@ def test_an_existing_durable_subscription_ignores_the_initial_position(client):
     send_all(producer, [b"while-away"])
 
     again = subscribe(client, topic, pulsar.InitialPosition.Earliest)   # resumes at its cursor
-    assert data_of(receive_n(again, 3)) == contents[2:] + [b"while-away"]
-    expect_nothing(again)
+    receive_exactly(again, contents[2:] + [b"while-away"])
 
 
 def test_durable_subscription_keeps_its_backlog_across_kill9(fresh_broker, connect):
@@ -67,8 +66,7 @@ def test_durable_subscription_keeps_its_backlog_across_kill9(fresh_broker, conne
 
     client = connect(fresh_broker)
     again = subscribe(client, topic, pulsar.InitialPosition.Latest)
-    assert data_of(receive_n(again, 4)) == contents[1:]
-    expect_nothing(again)
+    receive_exactly(again, contents[1:])
 
 
 def test_non_durable_subscription_keeps_no_position(client):
