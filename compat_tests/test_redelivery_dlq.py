@@ -41,6 +41,21 @@ def test_each_negative_ack_increments_the_redelivery_count(client):
     assert counts == [0, 1, 2, 3, 4]
 
 
+def test_redelivery_counts_start_again_when_the_last_consumer_leaves(client):
+    """As in Pulsar, whose in-memory redelivery tracker is cleared with the last consumer."""
+    topic = unique_topic()
+    consumer = nacking_consumer(client, topic, "restart")
+    client.create_producer(topic).send(b"again")
+    consumer.negative_acknowledge(receive_n(consumer, 1)[0])
+    (second,) = receive_n(consumer, 1)
+    assert second.redelivery_count() == 1
+    consumer.close()
+
+    consumer = nacking_consumer(client, topic, "restart")
+    (third,) = receive_n(consumer, 1)
+    assert third.data() == b"again" and third.redelivery_count() == 0
+
+
 def test_message_nacked_past_max_redeliver_count_lands_in_the_dead_letter_topic(client):
     topic = unique_topic()
     dlq = full_name(f"{topic}-dead")

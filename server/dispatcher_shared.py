@@ -38,9 +38,13 @@ class SharedDispatcher(Dispatcher):
         self.read_more()
 
     def remove_consumer(self, consumer: "Consumer") -> None:
+        """Its unacknowledged entries go to the others (their redelivery count unchanged); when
+        the last consumer leaves, the counts start again from 0, as Pulsar's tracker is cleared."""
         if consumer in self.consumers:
             self.consumers.remove(consumer)
             self._replay_later(self._take_pending(consumer))
+            if not self.consumers:
+                self.subscription.redelivery_counts.clear()
 
     def redeliver(self, consumer: "Consumer", positions: Iterable["Position"] | None) -> None:
         taken = self._take_pending(consumer, positions)
