@@ -57,7 +57,7 @@ class Bookie:
         storage = EntryLogStorage(config.ledger_directory, config.entry_log_size_limit)
         collector = GarbageCollector(storage, config)
         live = set(live_ledgers)
-        start_mark = await loop.run_in_executor(None, recover, config, storage, collector, live)
+        start_mark = await loop.run_in_executor(None, recover, config, storage, live)
         bookie = cls(config, loop, storage, collector, start_mark)
         await loop.run_in_executor(None, bookie._journal.start)
         bookie.checkpointer.start()
@@ -152,8 +152,7 @@ class Bookie:
             self.checkpointer.request_early_checkpoint()
 
 
-def recover(config: BookieConfig, storage: EntryLogStorage, collector: GarbageCollector,
-            live: set[int]) -> LastLogMark:
+def recover(config: BookieConfig, storage: EntryLogStorage, live: set[int]) -> LastLogMark:
     """Start-up (blocking): load the index, replay the journal from the mark into the entry
     logs, checkpoint at the start of the next journal file. (Logs nothing points at go with
     the first garbage collection, which the checkpointer runs at once.)"""

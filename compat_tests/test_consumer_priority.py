@@ -20,10 +20,12 @@ def test_shared_serves_the_best_priority_level_while_it_has_permits(broker, clie
     topic = full_name(unique_topic())
     low = RawConsumer(broker, topic, "prio", SHARED, "low", priority_level=1)
     high = RawConsumer(broker, topic, "prio", SHARED, "high", priority_level=0)
-    send_all(client.create_producer(topic), payloads(10))
     try:
+        # permits first: with the backlog already there, low's permits could be served before
+        # high's flow arrives (a read from the write cache answers at once)
         low.flow(100)
         high.flow(3)
+        send_all(client.create_producer(topic), payloads(10))
         assert entry_ids(high.collect(Cmd.MESSAGE)) == [0, 1, 2]
         assert entry_ids(low.collect(Cmd.MESSAGE)) == list(range(3, 10))
     finally:
