@@ -4,7 +4,8 @@ a checkpoint or a compaction.
 Usage: python -m bookkeeper.tests.crash_bookie ROOT POINT
 
 Writes entries to a kept and a doomed ledger (interleaved, so entry logs mix them), checkpoints
-once, writes more, then arms POINT and runs the step it names. Prints "ACK <ledger> <entry>"
+once, writes more, then arms POINT and runs the step it names (for "recovery-*": writes
+everything without a checkpoint, stops as a kill would, arms POINT and starts again). Prints "ACK <ledger> <entry>"
 per acknowledged add and "KEPT <ledger>" / "DOOMED <ledger>" first; every line is flushed.
 """
 
@@ -16,7 +17,7 @@ import signal
 import sys
 from pathlib import Path
 
-from bookkeeper import checkpoint
+from bookkeeper import bookie, checkpoint
 from bookkeeper.garbage_collector import GarbageCollector
 from bookkeeper.ledger_index import LedgerIndex
 from bookkeeper.tests.conftest import open_bookkeeper
@@ -45,6 +46,8 @@ def arm(point: str) -> None:
         checkpoint.write_mark = die
     elif point == "checkpoint-before-trim":
         checkpoint.trim_journal = die
+    elif point == "recovery-before-mark":
+        bookie.write_mark = die
     elif point == "compaction-before-index":
         GarbageCollector._switch_index = die
     elif point == "compaction-before-index-sync":
@@ -68,7 +71,22 @@ async def write_round(kept, doomed, count: int) -> None:
             emit(f"ACK {handle.ledger_id} {entry_id}")
 
 
+async def crash_with_unflushed_entries(root: Path) -> None:
+    """Leave entries in the journal only (no checkpoint ever ran), as a kill would."""
+    async with open_bookkeeper(root, crash_on_exit=True, **SETTINGS) as bk:
+        kept, doomed = await bk.create_ledger(), await bk.create_ledger()
+        emit(f"KEPT {kept.ledger_id}")
+        emit(f"DOOMED {doomed.ledger_id}")
+        await write_round(kept, doomed, 100)
+
+
 async def main(root: Path, point: str) -> None:
+    if point.startswith("recovery"):
+        await crash_with_unflushed_entries(root)
+        arm(point)
+        async with open_bookkeeper(root, **SETTINGS):
+            emit("SURVIVED")
+        return
     async with open_bookkeeper(root, **SETTINGS) as bk:
         kept, doomed = await bk.create_ledger(), await bk.create_ledger()
         emit(f"KEPT {kept.ledger_id}")

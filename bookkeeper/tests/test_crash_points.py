@@ -1,4 +1,4 @@
-"""kill -9 at each step of a flush, a checkpoint and a compaction: after restart every
+"""kill -9 at each step of a flush, a checkpoint, a compaction and a start-up replay: after restart every
 acknowledged entry reads back with its bytes, deleted ledgers stay deleted, and the bookie
 keeps working (no manual repair)."""
 
@@ -18,7 +18,7 @@ from .conftest import open_bookkeeper
 from .crash_bookie import payload
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-POINTS = ["flush-before-index", "checkpoint-before-mark", "checkpoint-before-trim",
+POINTS = ["recovery-before-mark", "flush-before-index", "checkpoint-before-mark", "checkpoint-before-trim",
           "compaction-before-index", "compaction-before-index-sync", "compaction-before-remove"]
 
 
