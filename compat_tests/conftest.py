@@ -32,6 +32,7 @@ def _start(work_dir: Path, config: dict | None = None) -> Broker:
 
 
 def _broker_fixture(tmp_path_factory: pytest.TempPathFactory, name: str, config: dict | None = None):
+    """Body of a broker fixture (any scope): start in a new temp dir, stop at teardown."""
     broker = _start(tmp_path_factory.mktemp(name), config)
     try:
         yield broker
@@ -55,12 +56,8 @@ def small_message_broker(tmp_path_factory):
 
 
 @pytest.fixture
-def fresh_broker(tmp_path):
-    broker = _start(tmp_path / "broker")
-    try:
-        yield broker
-    finally:
-        broker.stop()
+def fresh_broker(tmp_path_factory):
+    yield from _broker_fixture(tmp_path_factory, "fresh")
 
 
 @pytest.fixture
