@@ -10,6 +10,7 @@ When a test fails, the tails of its brokers' logs are added to the report.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pulsar
@@ -32,12 +33,14 @@ def _start(work_dir: Path, config: dict | None = None) -> Broker:
 
 
 def _broker_fixture(tmp_path_factory: pytest.TempPathFactory, name: str, config: dict | None = None):
-    """Body of a broker fixture (any scope): start in a new temp dir, stop at teardown."""
+    """Body of a broker fixture (any scope): start in a new temp dir; at teardown stop it and
+    remove its data (its log stays, within pytest's retention of the last temp dirs)."""
     broker = _start(tmp_path_factory.mktemp(name), config)
     try:
         yield broker
     finally:
         broker.stop()
+        shutil.rmtree(broker.data_dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
