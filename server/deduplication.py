@@ -63,7 +63,7 @@ class MessageDeduplication:
         stored = await self._store.get(self._snapshot_path)
         start = self._ledger.first_position()
         if stored is not None:
-            snapshot = json.loads(raw)
+            snapshot = json.loads(stored[0])
             self.persisted = {name: int(seq) for name, seq in snapshot["producers"].items()}
             self._snapshot_position = Position(*snapshot["position"])
             start = max(start, self._ledger.next_position(self._snapshot_position))

@@ -12,8 +12,10 @@ import json
 import logging
 from typing import Any
 
+from managed_ledger.factory import open_metadata_store
 from managed_ledger.interfaces import MetadataStore
 
+from .config import BrokerConfig
 from .errors import NotAllowed
 from .topic_name import TopicName
 
@@ -59,3 +61,28 @@ class NamespacePolicies:
         """The namespace's setting when it has one, else the broker's (as Pulsar decides)."""
         value = (await self.get(namespace)).get(DEDUPLICATION_ENABLED)
         return broker_default if value is None else bool(value)
+
+
+async def namespace_policies_command(config: BrokerConfig, action: str, namespace: str, fields: list[str]) -> str:
+    """`pulsard namespace-policies get|set tenant/ns [FIELD=JSON ...]`: the policies as JSON.
+    Works beside a running broker; a topic reads its namespace's policies when it loads."""
+    updates = dict(_parse_field(f) for f in fields)
+    if action == "get" and updates:
+        raise ValueError("get takes no FIELD=JSON arguments")
+    store = await open_metadata_store(config.storage())
+    try:
+        policies = NamespacePolicies(store)
+        result = await (policies.update(namespace, **updates) if action == "set" else policies.get(namespace))
+    finally:
+        await store.close()
+    return json.dumps(result, indent=2, sort_keys=True)
+
+
+def _parse_field(text: str) -> tuple[str, Any]:
+    name, sep, raw = text.partition("=")
+    if not sep or not name:
+        raise ValueError(f"expected FIELD=JSON, got {text!r}")
+    try:
+        return name, json.loads(raw)
+    except json.JSONDecodeError:
+        raise ValueError(f"{name}: {raw!r} is not a JSON value (strings need quotes)") from None
