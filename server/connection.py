@@ -51,6 +51,8 @@ class Connection(asyncio.Protocol):
         self._flush_scheduled = False
         self._handshake_done = False
         self._producers: dict[int, "Producer"] = {}
+        #: WaitForExclusive producers still queued, so CLOSE_PRODUCER can withdraw them.
+        self._queued_producers: dict[int, "Producer"] = {}
         self._consumers: dict[int, "Consumer"] = {}
         self._tasks: set[asyncio.Task] = set()
         self._pending_publishes = 0
@@ -223,9 +225,12 @@ class Connection(asyncio.Protocol):
                 schema_version = await self.broker.schemas.register(name, request.schema)
             existing = self._producers.get(request.producer_id)
             if existing is None:
-                existing = await topic.add_producer(
-                    self, request, schema_version, partial(self._producer_queued, request.request_id)
-                )
+                try:
+                    existing = await topic.add_producer(
+                        self, request, schema_version, partial(self._producer_queued, request.request_id)
+                    )
+                finally:
+                    self._queued_producers.pop(request.producer_id, None)
                 if self._transport is None:
                     topic.remove_producer(existing)
                     raise ServiceNotReady("connection closed while creating the producer")
@@ -240,6 +245,7 @@ class Connection(asyncio.Protocol):
 
     def _producer_queued(self, request_id: int, producer: "Producer") -> None:
         """WaitForExclusive: the client learns it is queued; the real answer comes later."""
+        self._queued_producers[producer.producer_id] = producer
         self.write(self._producer_success(request_id, producer, ready=False))
 
     def _on_send(self, command: Cmd, frame: Frame) -> None:
@@ -272,6 +278,7 @@ class Connection(asyncio.Protocol):
     def _on_close_producer(self, command: Cmd, frame: Frame) -> None:
         request = command.close_producer
         producer = self._producers.pop(request.producer_id, None)
+        producer = producer or self._queued_producers.pop(request.producer_id, None)
         if producer is not None:
             producer.topic.remove_producer(producer)
         self.write(commands.success(request.request_id))

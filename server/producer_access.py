@@ -98,7 +98,11 @@ class ProducerAccess:
         return await future
 
     def remove(self, producer: "Producer", promote: bool = True) -> None:
-        """A producer left; the first live waiter takes the topic once nobody produces."""
+        """A producer left (or gave up waiting); the first live waiter takes the topic once
+        nobody produces."""
+        for queued, future in self._waiting:
+            if queued is producer and not future.done():
+                future.cancel()
         if producer in self.producers:
             self.producers.remove(producer)
             if producer.name == self._exclusive:
