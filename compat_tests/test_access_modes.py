@@ -13,6 +13,16 @@ Mode = pulsar.ProducerAccessMode
 WAIT_S = 10
 
 
+def wait_for_exclusive_in_background(client, topic: str):
+    """Start creating a WaitForExclusive producer in a thread (the call blocks while it waits);
+    return the thread and the list the producer lands in."""
+    created: list = []
+    waiter = threading.Thread(
+        target=lambda: created.append(client.create_producer(topic, access_mode=Mode.WaitForExclusive)))
+    waiter.start()
+    return waiter, created
+
+
 def test_shared_producers_coexist_and_exclusive_is_fenced_by_them(client):
     topic = unique_topic("shared")
     first = client.create_producer(topic, access_mode=Mode.Shared)
@@ -60,10 +70,7 @@ def test_wait_for_exclusive_gets_the_topic_when_the_owner_leaves(client):
     topic = unique_topic("wait")
     consumer = subscribe_earliest(client, topic)
     owner = client.create_producer(topic, access_mode=Mode.Exclusive)
-    created: list = []
-    waiter = threading.Thread(
-        target=lambda: created.append(client.create_producer(topic, access_mode=Mode.WaitForExclusive)))
-    waiter.start()
+    waiter, created = wait_for_exclusive_in_background(client, topic)
     waiter.join(1.5)
     assert waiter.is_alive(), "WaitForExclusive must wait while the topic has a producer"
     send_all(owner, payloads(2, "owner"))
@@ -78,10 +85,7 @@ def test_wait_for_exclusive_gets_the_topic_when_the_owner_leaves(client):
 def test_waiting_producer_blocks_shared_ones_and_exclusive_ones(client):
     topic = unique_topic("queue")
     owner = client.create_producer(topic, access_mode=Mode.Exclusive)
-    created: list = []
-    waiter = threading.Thread(
-        target=lambda: created.append(client.create_producer(topic, access_mode=Mode.WaitForExclusive)))
-    waiter.start()
+    waiter, created = wait_for_exclusive_in_background(client, topic)
     waiter.join(1.0)
     owner.close()
     waiter.join(WAIT_S)

@@ -25,12 +25,16 @@ def partition_counts(ids) -> Counter:
     return Counter(i.partition() for i in ids)
 
 
+def produce_and_consume(client, topic: str, **producer_options):
+    """An unbatched producer (with the given routing) and an earliest consumer on the topic."""
+    producer = client.create_producer(topic, batching_enabled=False, **producer_options)
+    return producer, subscribe_earliest(client, topic)
+
+
 def test_round_robin_spreads_unkeyed_messages_over_every_partition(partitioned_broker, connect):
     client = connect(partitioned_broker)
     topic = unique_topic("rr")
-    producer = client.create_producer(topic, message_routing_mode=Routing.RoundRobinDistribution,
-                                      batching_enabled=False)
-    consumer = subscribe_earliest(client, topic)
+    producer, consumer = produce_and_consume(client, topic, message_routing_mode=Routing.RoundRobinDistribution)
 
     ids = send_all(producer, payloads(9))
 
@@ -42,9 +46,7 @@ def test_round_robin_spreads_unkeyed_messages_over_every_partition(partitioned_b
 def test_single_partition_mode_keeps_unkeyed_messages_on_one_partition(partitioned_broker, connect):
     client = connect(partitioned_broker)
     topic = unique_topic("single")
-    producer = client.create_producer(topic, message_routing_mode=Routing.UseSinglePartition,
-                                      batching_enabled=False)
-    consumer = subscribe_earliest(client, topic)
+    producer, consumer = produce_and_consume(client, topic, message_routing_mode=Routing.UseSinglePartition)
 
     ids = send_all(producer, payloads(10))
 
@@ -58,8 +60,7 @@ def test_single_partition_mode_keeps_unkeyed_messages_on_one_partition(partition
 def test_custom_router_decides_the_partition(partitioned_broker, connect):
     client = connect(partitioned_broker)
     topic = unique_topic("custom")
-    producer = client.create_producer(topic, message_router=lambda msg, n: n - 1, batching_enabled=False)
-    consumer = subscribe_earliest(client, topic)
+    producer, consumer = produce_and_consume(client, topic, message_router=lambda msg, n: n - 1)
 
     ids = send_all(producer, payloads(5))
 
@@ -72,8 +73,7 @@ def test_custom_router_decides_the_partition(partitioned_broker, connect):
 def test_same_key_goes_to_the_same_partition(partitioned_broker, connect):
     client = connect(partitioned_broker)
     topic = unique_topic("keyed")
-    producer = client.create_producer(topic, batching_enabled=False)
-    consumer = subscribe_earliest(client, topic)
+    producer, consumer = produce_and_consume(client, topic)
     keys = [f"key-{k}" for k in range(6)]
 
     ids = [producer.send(f"{key}-{n}".encode(), partition_key=key) for n in range(4) for key in keys]

@@ -21,7 +21,7 @@ from .errors import ConsumerBusy, NotAllowed
 from .producer_access import ProducerAccess
 from .stats import TopicStats
 from .topic_name import TopicName
-from .topic_producers import TopicProducers
+from .topic_base import TopicBase
 
 if TYPE_CHECKING:
     from .broker_service import BrokerService
@@ -172,7 +172,7 @@ def _selector_for(sub_type: int, partition_index: int) -> ConsumerSelector:
     raise NotAllowed(f"Subscription type {SubType.Name(sub_type)} is not supported on non-persistent topics yet")
 
 
-class NonPersistentTopic(TopicProducers):
+class NonPersistentTopic(TopicBase):
     def __init__(self, broker: "BrokerService", name: TopicName) -> None:
         self.broker = broker
         self.name = name
@@ -199,26 +199,13 @@ class NonPersistentTopic(TopicProducers):
         subscription = self.subscriptions.get(command.subscription)
         if subscription is None:
             subscription = NonPersistentSubscription(self, command.subscription, command.subType)
-        consumer = Consumer(
-            consumer_id=command.consumer_id,
-            name=command.consumer_name or f"consumer-{command.consumer_id}",
-            subscription=subscription,  # type: ignore[arg-type]  # same duck type as Subscription
-            connection=connection,
-            sub_type=command.subType,
-            priority_level=command.priority_level,
-            partition_index=self.name.partition_index,
-        )
+        consumer = self.new_consumer(connection, command, subscription)
         subscription.add_consumer(consumer)
         self.subscriptions[command.subscription] = subscription
         return consumer
 
-    def forget_subscription(self, subscription: NonPersistentSubscription) -> None:
-        if self.subscriptions.get(subscription.name) is subscription:
-            del self.subscriptions[subscription.name]
-
     async def unsubscribe(self, subscription: NonPersistentSubscription, consumer: Consumer) -> None:
-        if any(c is not consumer for c in subscription.consumers):
-            raise ConsumerBusy(f"Subscription {subscription.name} has other connected consumers")
+        self.check_sole_consumer(subscription, consumer)
         subscription.remove_consumer(consumer)
 
     async def last_message_id(self) -> tuple[Position, int]:

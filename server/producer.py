@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from managed_ledger.position import Position
 
     from .connection import Connection
-    from .topic_producers import TopicProducers
+    from .topic_base import TopicBase
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ DUPLICATE_ID = (-1, -1)
 class Producer:
     producer_id: int
     name: str
-    topic: "TopicProducers"
+    topic: "TopicBase"
     connection: "Connection"
     user_provided_name: bool
     access_mode: int = pb.Shared

@@ -15,12 +15,11 @@ from protocol.entry import read_metadata
 
 from .consumer import Consumer
 from .deduplication import DEDUPLICATION_CURSOR, MessageDeduplication
-from .errors import ConsumerBusy
 from .producer_access import ProducerAccess
 from .stats import TopicStats
 from .subscription import Subscription
 from .topic_name import TopicName
-from .topic_producers import TopicProducers
+from .topic_base import TopicBase
 
 if TYPE_CHECKING:
     from .broker_service import BrokerService
@@ -32,7 +31,7 @@ log = logging.getLogger(__name__)
 TOPIC_STATE = "/topic-state"
 
 
-class Topic(TopicProducers):
+class Topic(TopicBase):
     def __init__(
         self, broker: "BrokerService", name: TopicName, ledger: ManagedLedger, epoch: int | None = None,
         deduplication: MessageDeduplication | None = None,
@@ -83,15 +82,7 @@ class Topic(TopicProducers):
             subscription = self.subscriptions.get(command.subscription)
             if subscription is None:
                 subscription = await self._create_subscription(command)
-        consumer = Consumer(
-            consumer_id=command.consumer_id,
-            name=command.consumer_name or f"consumer-{command.consumer_id}",
-            subscription=subscription,
-            connection=connection,
-            sub_type=command.subType,
-            priority_level=command.priority_level,
-            partition_index=self.name.partition_index,
-        )
+        consumer = self.new_consumer(connection, command, subscription)
         subscription.add_consumer(consumer)
         return consumer
 
@@ -121,14 +112,8 @@ class Topic(TopicProducers):
             return LATEST
         return Position(ledger_id, entry_id)
 
-    def forget_subscription(self, subscription: Subscription) -> None:
-        """Drop a non-durable subscription whose last consumer left."""
-        if self.subscriptions.get(subscription.name) is subscription:
-            del self.subscriptions[subscription.name]
-
     async def unsubscribe(self, subscription: Subscription, consumer: Consumer) -> None:
-        if any(c is not consumer for c in subscription.consumers):
-            raise ConsumerBusy(f"Subscription {subscription.name} has other connected consumers")
+        self.check_sole_consumer(subscription, consumer)
         subscription.remove_consumer(consumer)
         subscription.close()
         self.subscriptions.pop(subscription.name, None)

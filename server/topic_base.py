@@ -1,4 +1,5 @@
-"""The producer side every topic shares, persistent or not: admission, naming, removal."""
+"""What every topic shares, persistent or not: its producers (admission, naming, removal) and
+the bookkeeping of its subscriptions' consumers."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from typing import TYPE_CHECKING, Callable
 
 from protocol import pulsar_api_pb2 as pb
 
+from .consumer import Consumer
+from .errors import ConsumerBusy
 from .producer import Producer
 from .producer_access import ProducerAccess
 
@@ -16,13 +19,15 @@ if TYPE_CHECKING:
     from .topic_name import TopicName
 
 
-class TopicProducers:
-    """Mixed into a topic class that sets `broker`, `name`, `access` and `deduplication`."""
+class TopicBase:
+    """Base of a topic class that sets `broker`, `name`, `access`, `deduplication` and
+    `subscriptions`."""
 
     broker: "BrokerService"
     name: "TopicName"
     access: ProducerAccess
     deduplication: "MessageDeduplication | None"
+    subscriptions: dict
 
     @property
     def producers(self) -> list[Producer]:
@@ -52,3 +57,28 @@ class TopicProducers:
     def last_sequence_id(self, producer_name: str) -> int:
         """-1, or with deduplication the highest sequence id this producer name published."""
         return -1 if self.deduplication is None else self.deduplication.last_sequence_id(producer_name)
+
+    # -- consumers --------------------------------------------------------------------------
+
+    def new_consumer(self, connection: "Connection", command: pb.CommandSubscribe, subscription) -> Consumer:
+        """The consumer a SUBSCRIBE creates (not yet added to its subscription)."""
+        return Consumer(
+            consumer_id=command.consumer_id,
+            name=command.consumer_name or f"consumer-{command.consumer_id}",
+            subscription=subscription,
+            connection=connection,
+            sub_type=command.subType,
+            priority_level=command.priority_level,
+            partition_index=self.name.partition_index,
+        )
+
+    def forget_subscription(self, subscription) -> None:
+        """Drop a non-durable subscription whose last consumer left."""
+        if self.subscriptions.get(subscription.name) is subscription:
+            del self.subscriptions[subscription.name]
+
+    @staticmethod
+    def check_sole_consumer(subscription, consumer: Consumer) -> None:
+        """Unsubscribing is refused while other consumers are connected (as Pulsar does)."""
+        if any(c is not consumer for c in subscription.consumers):
+            raise ConsumerBusy(f"Subscription {subscription.name} has other connected consumers")
