@@ -47,9 +47,14 @@ def bookie_config(config: StorageConfig) -> BookieConfig:
     )
 
 
+async def open_metadata_store(config: StorageConfig) -> SqliteMetadataStore:
+    """The metadata store alone (for tools that edit policies; safe beside a running broker)."""
+    return await SqliteMetadataStore.open(config.data_dir / "metadata" / "metadata.db")
+
+
 async def open_factory(config: StorageConfig) -> ManagedLedgerFactoryImpl:
     """Open (recovering after any crash) the storage under config.data_dir."""
-    store = await SqliteMetadataStore.open(config.data_dir / "metadata" / "metadata.db")
+    store = await open_metadata_store(config)
     try:
         bookkeeper = await BookKeeper.open(bookie_config(config), store)
     except BaseException:

@@ -31,6 +31,13 @@ class BrokerConfig:
     batch_index_ack_enabled: bool = field(
         default=False, metadata={"key": "acknowledgmentAtBatchIndexLevelEnabled"}
     )
+    broker_deduplication_enabled: bool = field(default=False, metadata={"key": "brokerDeduplicationEnabled"})
+    broker_deduplication_entries_interval: int = field(
+        default=1000, metadata={"key": "brokerDeduplicationEntriesInterval"}
+    )
+    broker_deduplication_max_number_of_producers: int = field(
+        default=10000, metadata={"key": "brokerDeduplicationMaxNumberOfProducers"}
+    )
     max_unacked_messages_per_consumer: int = field(
         default=50000, metadata={"key": "maxUnackedMessagesPerConsumer"}
     )
