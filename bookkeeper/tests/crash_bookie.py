@@ -38,30 +38,30 @@ def die(*_args, **_kwargs) -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
+def switch_index_then_die(collector: GarbageCollector, moves: list) -> None:
+    ORIGINAL_SWITCH_INDEX(collector, moves)
+    die()
+
+
+ORIGINAL_SWITCH_INDEX = GarbageCollector._switch_index
+#: Crash point -> (owner, attribute) replaced by a SIGKILL (or by a wrapper that dies after).
+TARGETS = {
+    "flush-before-index": (LedgerIndex, "persist", die),
+    "checkpoint-before-mark": (checkpoint, "write_mark", die),
+    "checkpoint-before-trim": (checkpoint, "trim_journal", die),
+    "recovery-before-mark": (bookie, "write_mark", die),
+    "compaction-before-index": (GarbageCollector, "_switch_index", die),
+    "compaction-before-index-sync": (LedgerIndex, "sync", die),
+    "compaction-before-remove": (GarbageCollector, "_switch_index", switch_index_then_die),
+}
+
+
 def arm(point: str) -> None:
     """Replace the function that runs right at POINT by a SIGKILL."""
-    if point == "flush-before-index":
-        LedgerIndex.persist = die
-    elif point == "checkpoint-before-mark":
-        checkpoint.write_mark = die
-    elif point == "checkpoint-before-trim":
-        checkpoint.trim_journal = die
-    elif point == "recovery-before-mark":
-        bookie.write_mark = die
-    elif point == "compaction-before-index":
-        GarbageCollector._switch_index = die
-    elif point == "compaction-before-index-sync":
-        LedgerIndex.sync = die
-    elif point == "compaction-before-remove":
-        switch_index = GarbageCollector._switch_index
-
-        def switch_then_die(collector: GarbageCollector, moves: list) -> None:
-            switch_index(collector, moves)
-            die()
-
-        GarbageCollector._switch_index = switch_then_die
-    else:
+    if point not in TARGETS:
         raise SystemExit(f"unknown crash point {point}")
+    owner, attribute, replacement = TARGETS[point]
+    setattr(owner, attribute, replacement)
 
 
 async def write_round(kept, doomed, count: int) -> None:

@@ -15,11 +15,10 @@ import pytest
 from bookkeeper.errors import NoSuchLedgerError
 
 from .conftest import open_bookkeeper
-from .crash_bookie import payload
+from .crash_bookie import TARGETS, payload
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-POINTS = ["recovery-before-mark", "flush-before-index", "checkpoint-before-mark", "checkpoint-before-trim",
-          "compaction-before-index", "compaction-before-index-sync", "compaction-before-remove"]
+POINTS = sorted(TARGETS)
 
 
 def run_until_killed(root: Path, point: str) -> list[str]:
