@@ -19,6 +19,16 @@ class StorageConfig:
     max_entries_per_ledger: int = 50000
     #: managedLedgerMaxSizePerLedgerMbytes
     max_size_per_ledger_mb: int = 2048
+    #: managedLedgerMinLedgerRolloverTimeMinutes: a ledger is not rolled over (full or not)
+    #: before it is this old (fractions allowed).
+    min_ledger_rollover_minutes: float = 0.0
+    #: managedLedgerMaxLedgerRolloverTimeMinutes: a ledger holding entries is rolled over once
+    #: this old, so retention can act on a topic that stopped receiving.
+    max_ledger_rollover_minutes: float = 240.0
+    #: defaultRetentionTimeInMinutes / defaultRetentionSizeInMB: retention of consumed data
+    #: until the broker applies the namespace's policy (see retention.py for the -1/0/>0 table).
+    retention_time_minutes: int = 0
+    retention_size_mb: int = 0
     #: managedLedgerCursorFlushIntervalMs (pulsard's own): how often dirty cursor state is persisted.
     cursor_flush_interval_ms: int = 200
     #: managedLedgerCacheSizeMB: memory kept for tailing reads.

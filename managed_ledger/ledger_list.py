@@ -20,6 +20,9 @@ class LedgerInfo:
     ledger_id: int
     entries: int = 0
     size: int = 0
+    #: wall-clock ms when the ledger was sealed (0 while it is the one being written);
+    #: retention by time counts from here, as Pulsar's LedgerInfo.timestamp.
+    closed_at_ms: int = 0
 
 
 class LedgerList:

@@ -4,9 +4,13 @@ As in Pulsar, every open seals the ledger the previous incarnation was writing (
 recovery, which fences it and finds its last durable entry) and starts a new ledger for its own
 writes; ledgers that ended up empty are dropped. Writes roll over to a new ledger after
 max_entries_per_ledger entries or max_size_per_ledger_mb; adds arriving meanwhile queue and go
-out in arrival order. An add resolves once its entry is durable, then wakes the cursors waiting
-in read_entries_or_wait. Ledgers entirely behind the slowest durable cursor's persisted
-mark-delete are deleted (never the current one, never when there is no durable cursor).
+out in arrival order, but never before managedLedgerMinLedgerRolloverTimeMinutes, and a ledger
+holding entries is rolled over after managedLedgerMaxLedgerRolloverTimeMinutes even when no
+more come (so retention can act on an idle topic). An add resolves once its entry is durable,
+then wakes the cursors waiting in read_entries_or_wait. Sealed ledgers entirely behind the
+slowest durable cursor's persisted mark-delete (or any sealed ledger when there is no durable
+cursor) are deleted once they are beyond the retention policy (retention.py); never the
+current one.
 
 Metadata (the ledgers with their entry counts and sizes) is in the metadata store, see
 metadata.py; the cursors are the children of the managed ledger's node.
@@ -18,6 +22,7 @@ import asyncio
 import enum
 import functools
 import logging
+import time
 import weakref
 from dataclasses import dataclass
 from typing import Callable, Mapping
@@ -34,6 +39,7 @@ from .ledger_list import LedgerInfo, LedgerList
 from .metadata import (CursorState, ManagedLedgerMetadata, cursor_path, decode_name,
                        managed_ledger_path)
 from .position import EARLIEST, Entry, InitialPosition, Position
+from .retention import RetentionPolicy
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +87,8 @@ class ManagedLedgerImpl:
         self._writer: WriteHandle | None = None
         self._writer_entries = 0
         self._writer_bytes = 0
+        self._writer_created = 0.0
+        self._rollover_timer: asyncio.TimerHandle | None = None
         self._queued: list[_QueuedAdd] = []
         self._rollover_task: asyncio.Task | None = None
         self._readers: dict[int, ReadHandle] = {}
@@ -90,6 +98,7 @@ class ManagedLedgerImpl:
         self._waiters: set[asyncio.Future[bool]] = set()
         self._trim_task: asyncio.Task | None = None
         self._trim_again = False
+        self.retention = RetentionPolicy(config.retention_time_minutes, config.retention_size_mb)
 
     @classmethod
     async def open(cls, name: str, config: StorageConfig, store: MetadataStore,
@@ -165,6 +174,8 @@ class ManagedLedgerImpl:
             return
         info.entries = handle.last_add_confirmed + 1
         info.size = handle.length
+        if not info.closed_at_ms:
+            info.closed_at_ms = _now_ms()
         self._readers[info.ledger_id] = handle
 
     async def _load_cursors(self) -> None:
@@ -204,9 +215,37 @@ class ManagedLedgerImpl:
             return
         self._writer_entries += 1
         self._writer_bytes += len(data)
-        if (self._writer_entries >= self.config.max_entries_per_ledger
-                or self._writer_bytes >= self.config.max_size_per_ledger_mb * _MB):
+        self._roll_over_if_due()
+
+    def _roll_over_if_due(self) -> bool:
+        """Pulsar's rule: full (entries or size) or older than the maximum rollover time, and
+        not younger than the minimum; a ledger without entries is never rolled over."""
+        if self._state is not ManagedLedgerState.WRITING or not self._writer_entries:
+            return False
+        config = self.config
+        age_s = self._loop.time() - self._writer_created
+        full = (self._writer_entries >= config.max_entries_per_ledger
+                or self._writer_bytes >= config.max_size_per_ledger_mb * _MB)
+        if (full or age_s >= config.max_ledger_rollover_minutes * 60) \
+                and age_s >= config.min_ledger_rollover_minutes * 60:
             self._start_rollover()
+            return True
+        return False
+
+    def _schedule_rollover_check(self) -> None:
+        """Check again when the ledger reaches the maximum age (or a minute, if sooner), so an
+        idle topic's last ledger is sealed too."""
+        if self._rollover_timer is not None:
+            self._rollover_timer.cancel()
+        delay = min(self.config.max_ledger_rollover_minutes * 60, 60.0)
+        self._rollover_timer = self._loop.call_later(delay, self._on_rollover_timer)
+
+    def _on_rollover_timer(self) -> None:
+        self._rollover_timer = None
+        if self._closing:
+            return
+        if not self._roll_over_if_due():
+            self._schedule_rollover_check()
 
     def _on_add_durable(self, ledger_id: int, data: bytes, future: asyncio.Future[Position],
                         entry_id: int, error: BaseException | None) -> None:
@@ -237,7 +276,9 @@ class ManagedLedgerImpl:
         self._readers[writer.ledger_id] = writer
         self._writer_entries = 0
         self._writer_bytes = 0
+        self._writer_created = self._loop.time()
         self._state = ManagedLedgerState.WRITING
+        self._schedule_rollover_check()
 
     def _start_rollover(self) -> None:
         self._state = ManagedLedgerState.ROLLING_OVER
@@ -283,6 +324,9 @@ class ManagedLedgerImpl:
                 add.future.set_exception(error)
 
     async def _seal(self, writer: WriteHandle) -> None:
+        info = self.ledger_list.get(writer.ledger_id)
+        if info is not None:
+            info.closed_at_ms = _now_ms()
         try:
             await writer.close()
         except BookKeeperError as exc:
@@ -428,6 +472,20 @@ class ManagedLedgerImpl:
 
     # ---- trimming ------------------------------------------------------------------------
 
+    def set_retention(self, policy: RetentionPolicy) -> None:
+        """Apply a (new) retention policy; ledgers it no longer keeps go now."""
+        changed = policy != self.retention
+        self.retention = policy
+        if changed:
+            self._request_trim()
+
+    async def trim(self) -> None:
+        """Delete what is consumed and beyond retention now (a periodic check calls this, so
+        time-based retention acts without new writes or acks)."""
+        self._request_trim()
+        if self._trim_task is not None:
+            await asyncio.gather(self._trim_task, return_exceptions=True)
+
     def _request_trim(self) -> None:
         if self._closing:
             return
@@ -447,13 +505,7 @@ class ManagedLedgerImpl:
                 return
 
     async def _trim_consumed_ledgers(self) -> None:
-        if not self._cursors:
-            return
-        slowest = min(cursor.persisted_mark_delete for cursor in self._cursors.values())
-        current = self.ledger_list.current.ledger_id
-        doomed = {info.ledger_id for info in self.ledger_list
-                  if info.ledger_id != current
-                  and Position(info.ledger_id, info.entries - 1) <= slowest}
+        doomed = self._ledgers_to_delete()
         if not doomed:
             return
         self.ledger_list.remove(doomed)
@@ -467,6 +519,27 @@ class ManagedLedgerImpl:
             cursor.move_past_trimmed(first)
         logger.info("managed ledger %s: trimmed ledgers %s", self.name, sorted(doomed))
 
+    def _ledgers_to_delete(self) -> set[int]:
+        """Oldest first: sealed, consumed by every durable cursor (all of them count as
+        consumed when there is none), and beyond retention; stop at the first one kept."""
+        if self.retention.infinite:
+            return set()
+        if self._cursors:
+            slowest = min(cursor.persisted_mark_delete for cursor in self._cursors.values())
+        else:
+            slowest = self._last_confirmed
+        current = self.ledger_list.current.ledger_id
+        total, size_to_delete, now_ms = self.total_size, 0, _now_ms()
+        doomed: set[int] = set()
+        for info in self.ledger_list:
+            if info.ledger_id == current or Position(info.ledger_id, info.entries - 1) > slowest:
+                break
+            size_to_delete += info.size
+            if not self.retention.may_delete(info.closed_at_ms, now_ms, total, size_to_delete):
+                break
+            doomed.add(info.ledger_id)
+        return doomed
+
     async def _delete_ledger_quietly(self, ledger_id: int) -> None:
         try:
             await self._bookkeeper.delete_ledger(ledger_id)
@@ -479,7 +552,8 @@ class ManagedLedgerImpl:
     async def _persist_metadata(self) -> None:
         async with self._metadata_lock:
             metadata = ManagedLedgerMetadata(
-                [LedgerInfo(info.ledger_id, info.entries, info.size) for info in self.ledger_list])
+                [LedgerInfo(info.ledger_id, info.entries, info.size, info.closed_at_ms)
+                 for info in self.ledger_list])
             try:
                 self._metadata_version = await self.store.put(
                     self._path, metadata.encode(), self._metadata_version)
@@ -496,6 +570,8 @@ class ManagedLedgerImpl:
         if self._closing:
             return
         self._closing = True
+        if self._rollover_timer is not None:
+            self._rollover_timer.cancel()
         for task in (self._rollover_task, self._trim_task):
             if task is not None:
                 await asyncio.gather(task, return_exceptions=True)
@@ -518,3 +594,7 @@ class ManagedLedgerImpl:
             logger.exception("managed ledger %s: final metadata write failed", self.name)
         self._on_closed(self)
         logger.info("closed managed ledger %s", self.name)
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)

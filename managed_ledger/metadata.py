@@ -2,7 +2,7 @@
 
 Layout (names are percent-encoded, since topic names hold ``://`` and ``/``)::
 
-    /managed-ledgers/<name>            {"ledgers": [{"id", "entries", "size"}, ...]}
+    /managed-ledgers/<name>            {"ledgers": [{"id", "entries", "size", "closed_at"}, ...]}
     /managed-ledgers/<name>/<cursor>   {"mark_delete": [l, e], "acked": [[l, first, last]...],
                                         "batch_acks": [[l, e, [words...]], ...]}
 
@@ -42,14 +42,14 @@ class ManagedLedgerMetadata:
     ledgers: list[LedgerInfo] = field(default_factory=list)
 
     def encode(self) -> bytes:
-        ledgers = [{"id": info.ledger_id, "entries": info.entries, "size": info.size}
-                   for info in self.ledgers]
+        ledgers = [{"id": info.ledger_id, "entries": info.entries, "size": info.size,
+                    "closed_at": info.closed_at_ms} for info in self.ledgers]
         return json.dumps({"ledgers": ledgers}, separators=(",", ":")).encode()
 
     @classmethod
     def decode(cls, raw: bytes) -> ManagedLedgerMetadata:
         fields = json.loads(raw)
-        return cls([LedgerInfo(item["id"], item["entries"], item["size"])
+        return cls([LedgerInfo(item["id"], item["entries"], item["size"], item.get("closed_at", 0))
                     for item in fields["ledgers"]])
 
 

@@ -16,6 +16,8 @@ from managed_ledger.position import Entry, InitialPosition, Position
 
 from .conftest import TOPIC, open_storage
 
+KEEP_ALL = {"retention_time_minutes": -1, "retention_size_mb": -1}
+
 
 async def test_add_and_read_back(tmp_path: Path) -> None:
     async with open_storage(tmp_path) as factory:
@@ -35,7 +37,7 @@ async def test_add_and_read_back(tmp_path: Path) -> None:
 
 
 async def test_concurrent_adds_keep_arrival_order_across_rollovers(tmp_path: Path) -> None:
-    async with open_storage(tmp_path, max_entries_per_ledger=7) as factory:
+    async with open_storage(tmp_path, max_entries_per_ledger=7, **KEEP_ALL) as factory:
         ledger = await factory.open_ledger(TOPIC)
         positions = await asyncio.gather(*[ledger.add_entry(b"%d" % i) for i in range(50)])
         assert positions == sorted(positions) and len(set(positions)) == 50
@@ -47,7 +49,7 @@ async def test_concurrent_adds_keep_arrival_order_across_rollovers(tmp_path: Pat
 
 
 async def test_rollover_by_size(tmp_path: Path) -> None:
-    async with open_storage(tmp_path, max_size_per_ledger_mb=1) as factory:
+    async with open_storage(tmp_path, max_size_per_ledger_mb=1, **KEEP_ALL) as factory:
         ledger = await factory.open_ledger(TOPIC)
         for _ in range(5):
             await ledger.add_entry(bytes(400 * 1024))
@@ -97,7 +99,7 @@ async def test_reads_after_cache_eviction_come_from_disk(tmp_path: Path) -> None
 
 
 async def test_find_newest_matching_binary_search(tmp_path: Path) -> None:
-    async with open_storage(tmp_path, max_entries_per_ledger=10) as factory:
+    async with open_storage(tmp_path, max_entries_per_ledger=10, **KEEP_ALL) as factory:
         ledger = await factory.open_ledger(TOPIC)
         positions = [await ledger.add_entry(b"%05d" % i) for i in range(45)]
         probes = 0
@@ -159,20 +161,29 @@ async def test_trimming_deletes_consumed_ledgers_and_reclaims_files(tmp_path: Pa
         assert ledger.cursors["sub"].backlog() == 35
 
 
-async def test_no_trimming_without_cursors(tmp_path: Path) -> None:
+async def test_without_cursors_retention_alone_decides(tmp_path: Path) -> None:
+    """No subscription keeps data: sealed ledgers go under the default 0/0 retention, while a
+    non-durable cursor (a reader) holds nothing back, as in Pulsar."""
     async with open_storage(tmp_path, max_entries_per_ledger=5) as factory:
         ledger = await factory.open_ledger(TOPIC)
-        reader = ledger.new_non_durable_cursor("reader", ledger.first_position())
+        ledger.new_non_durable_cursor("reader", ledger.first_position())
+        for i in range(22):
+            await ledger.add_entry(b"%d" % i)
+        await ledger.trim()
+        assert [entries for _, entries, _ in ledger.ledgers_info()] == [2]
+
+
+async def test_infinite_retention_keeps_everything_without_cursors(tmp_path: Path) -> None:
+    async with open_storage(tmp_path, max_entries_per_ledger=5, **KEEP_ALL) as factory:
+        ledger = await factory.open_ledger(TOPIC)
         for i in range(20):
             await ledger.add_entry(b"%d" % i)
-        reader.mark_delete(ledger.last_confirmed_entry)
-        ledger._request_trim()
-        await ledger._trim_task
+        await ledger.trim()
         assert ledger.number_of_entries == 20
 
 
 async def test_orphan_and_vanished_ledgers_are_reconciled_at_open(tmp_path: Path) -> None:
-    async with open_storage(tmp_path, max_entries_per_ledger=2) as factory:
+    async with open_storage(tmp_path, max_entries_per_ledger=2, **KEEP_ALL) as factory:
         ledger = await factory.open_ledger(TOPIC)
         p = [await ledger.add_entry(b"%d" % i) for i in range(6)]
         orphan = await factory.bookkeeper.create_ledger()  # as if a rollover died half-way
