@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 import uuid
+from pathlib import Path
 
 import pulsar
+
+from compat_tests.broker import REPO_ROOT
 
 # Producer options making batches of exactly 10 messages (closed on count, never on time).
 BATCHES_OF_10 = dict(batching_enabled=True, batching_max_messages=10,
@@ -154,3 +159,31 @@ def assert_round_trip(client: pulsar.Client, topic: str, tag: str = "alive") -> 
     finally:
         producer.close()
         consumer.close()
+
+
+def set_namespace_policy(data_dir: Path, namespace: str, *fields: str) -> None:
+    """Write namespace policy fields (FIELD=JSON) with the documented CLI; works on a stopped
+    broker's data dir and beside a running one."""
+    subprocess.run(
+        [sys.executable, "-m", "server", "namespace-policies", "set", namespace, *fields,
+         "--data-dir", str(data_dir)],
+        cwd=REPO_ROOT, check=True, capture_output=True, timeout=30,
+    )
+
+
+def namespace_policy(namespace: str, *fields: str):
+    """A make_broker prepare= step writing those policy fields before the broker starts."""
+    return lambda data_dir: set_namespace_policy(data_dir, namespace, *fields)
+
+
+def read_all(client: pulsar.Client, topic: str, quiet_ms: int = QUIET_MS) -> list[bytes]:
+    """Every payload a reader from the earliest position gets (until quiet_ms of silence)."""
+    reader = client.create_reader(topic, pulsar.MessageId.earliest)
+    got = []
+    try:
+        while True:
+            got.append(reader.read_next(quiet_ms).data())
+    except pulsar.Timeout:
+        return got
+    finally:
+        reader.close()

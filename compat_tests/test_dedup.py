@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pulsar
 import pytest
 
-from compat_tests.broker import REPO_ROOT
 from compat_tests.helpers import (
-    data_of, entry_of, expect_nothing, payloads, receive_n, send_all, subscribe_earliest, unique_topic,
+    data_of, entry_of, expect_nothing, namespace_policy, payloads, receive_n, send_all, subscribe_earliest, unique_topic,
 )
 
 DEDUP_CONFIG = {"brokerDeduplicationEnabled": "true", "brokerDeduplicationEntriesInterval": 5}
@@ -118,17 +114,6 @@ def test_chunks_sharing_a_sequence_id_are_all_stored(make_broker, connect):
     expect_nothing(consumer)
 
 
-def _set_policy(namespace: str, field: str):
-    """Pre-write a namespace policy into a broker's data dir, with the documented CLI."""
-    def prepare(data_dir) -> None:
-        subprocess.run(
-            [sys.executable, "-m", "server", "namespace-policies", "set", namespace, field,
-             "--data-dir", str(data_dir)],
-            cwd=REPO_ROOT, check=True, capture_output=True, timeout=30,
-        )
-    return prepare
-
-
 def _stored_count(client, topic: str, duplicates: int) -> int:
     consumer = subscribe_earliest(client, topic, "count")
     producer = client.create_producer(topic, producer_name="counted", batching_enabled=False)
@@ -144,14 +129,14 @@ def _stored_count(client, topic: str, duplicates: int) -> int:
 
 
 def test_namespace_policy_turns_deduplication_on(make_broker, connect):
-    broker = make_broker({}, prepare=_set_policy("public/deduped", "deduplicationEnabled=true"))
+    broker = make_broker({}, prepare=namespace_policy("public/deduped", "deduplicationEnabled=true"))
     client = connect(broker)
     assert _stored_count(client, f"persistent://public/deduped/{unique_topic()}", duplicates=2) == 2
     assert _stored_count(client, unique_topic("plain"), duplicates=2) == 4
 
 
 def test_namespace_policy_turns_deduplication_off(make_broker, connect):
-    broker = make_broker(DEDUP_CONFIG, prepare=_set_policy("public/raw", "deduplicationEnabled=false"))
+    broker = make_broker(DEDUP_CONFIG, prepare=namespace_policy("public/raw", "deduplicationEnabled=false"))
     client = connect(broker)
     assert _stored_count(client, f"persistent://public/raw/{unique_topic()}", duplicates=1) == 3
     assert _stored_count(client, unique_topic("deduped"), duplicates=1) == 2

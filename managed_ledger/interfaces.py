@@ -11,6 +11,7 @@ import asyncio
 from typing import Callable, Iterable, Mapping, Protocol
 
 from .position import Entry, InitialPosition, Position
+from .retention import RetentionPolicy
 
 
 class ManagedCursor(Protocol):
@@ -121,6 +122,12 @@ class ManagedLedger(Protocol):
 
     def ledgers_info(self) -> list[tuple[int, int, int]]:
         """(ledger_id, entries, size) per ledger, oldest first."""
+
+    def set_retention(self, policy: RetentionPolicy) -> None:
+        """Apply a retention policy (ledgers it no longer keeps are deleted in the background)."""
+
+    async def trim(self) -> None:
+        """Delete the ledgers that every durable cursor consumed and retention lets go, now."""
 
     async def close(self) -> None: ...
 

@@ -13,8 +13,10 @@ from managed_ledger.interfaces import ManagedLedgerFactory
 
 from .config import BrokerConfig
 from .errors import TopicNotFound
+from .message_expiry import MessageExpiryMonitor
 from .namespace_policies import NamespacePolicies
 from .non_persistent_topic import NonPersistentTopic
+from .retention import RetentionMonitor
 from .schema_registry import SchemaRegistry
 from .topic import Topic
 from .topic_name import TopicName
@@ -38,6 +40,7 @@ class BrokerService:
         self._topics: dict[str, asyncio.Task[Topic]] = {}
         self._producer_names = itertools.count()
         self._generation = 0
+        self._chores = [RetentionMonitor(self), MessageExpiryMonitor(self)]
 
     async def start(self) -> None:
         """Count this start, so generated producer names never repeat one of an earlier run
@@ -46,6 +49,8 @@ class BrokerService:
         self._generation = int(stored[0]) + 1 if stored is not None else 0
         await self.metadata.put(GENERATION_PATH, str(self._generation).encode(),
                                 stored[1] if stored is not None else -1)
+        for chore in self._chores:
+            chore.start()
 
     def new_producer_name(self) -> str:
         return f"{self.config.cluster_name}-{self._generation}-{next(self._producer_names)}"
@@ -170,6 +175,8 @@ class BrokerService:
         return names
 
     async def close(self) -> None:
+        for chore in self._chores:
+            await chore.stop()
         for connection in list(self.connections):
             connection.close()
         for topic in self._loaded():

@@ -70,6 +70,21 @@ class BrokerConfig:
     max_size_per_ledger_mb: int = field(default=2048, metadata={"key": "managedLedgerMaxSizePerLedgerMbytes"})
     cursor_flush_interval_ms: int = field(default=200, metadata={"key": "managedLedgerCursorFlushIntervalMs"})
     cache_size_mb: int = field(default=64, metadata={"key": "managedLedgerCacheSizeMB"})
+    min_ledger_rollover_minutes: float = field(
+        default=10.0, metadata={"key": "managedLedgerMinLedgerRolloverTimeMinutes"}
+    )
+    max_ledger_rollover_minutes: float = field(
+        default=240.0, metadata={"key": "managedLedgerMaxLedgerRolloverTimeMinutes"}
+    )
+    default_retention_time_in_minutes: int = field(default=0, metadata={"key": "defaultRetentionTimeInMinutes"})
+    default_retention_size_in_mb: int = field(default=0, metadata={"key": "defaultRetentionSizeInMB"})
+    retention_check_interval_in_seconds: float = field(
+        default=120.0, metadata={"key": "retentionCheckIntervalInSeconds"}
+    )
+    ttl_duration_default_in_seconds: int = field(default=0, metadata={"key": "ttlDurationDefaultInSeconds"})
+    message_expiry_check_interval_in_minutes: float = field(
+        default=5.0, metadata={"key": "messageExpiryCheckIntervalInMinutes"}
+    )
 
     @property
     def max_frame_size(self) -> int:
@@ -104,6 +119,10 @@ class BrokerConfig:
             max_size_per_ledger_mb=self.max_size_per_ledger_mb,
             cursor_flush_interval_ms=self.cursor_flush_interval_ms,
             cache_size_mb=self.cache_size_mb,
+            min_ledger_rollover_minutes=self.min_ledger_rollover_minutes,
+            max_ledger_rollover_minutes=self.max_ledger_rollover_minutes,
+            retention_time_minutes=self.default_retention_time_in_minutes,
+            retention_size_mb=self.default_retention_size_in_mb,
         )
 
     def apply(self, settings: dict[str, str]) -> None:

@@ -115,6 +115,18 @@ class Subscription:
         for acked in [p for p in self.redelivery_counts if p <= position]:
             del self.redelivery_counts[acked]
 
+    def expire_up_to(self, position: Position) -> bool:
+        """Message TTL: acknowledge everything up to position on behalf of the consumers
+        (what they hold of it is forgotten). False when it was acknowledged already."""
+        if position <= self.cursor.mark_delete_position:
+            return False
+        self.cursor.mark_delete(position)
+        for consumer in self.consumers:
+            self.dispatcher.acknowledged_up_to(consumer, position)
+        for acked in [p for p in self.redelivery_counts if p <= position]:
+            del self.redelivery_counts[acked]
+        return True
+
     def _acknowledge_in_part(self, consumer: "Consumer", position: Position, message_id: pb.MessageIdData) -> bool:
         """Record a partial batch acknowledgement (bits SET in ack_set = still unacknowledged);
         False when the batch is now wholly acknowledged, or ack sets are not honoured

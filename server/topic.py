@@ -16,6 +16,7 @@ from protocol.entry import read_metadata
 from .consumer import Consumer
 from .deduplication import DEDUPLICATION_CURSOR, MessageDeduplication
 from .producer_access import ProducerAccess
+from .retention import apply_retention
 from .stats import TopicStats
 from .subscription import Subscription
 from .topic_name import TopicName
@@ -65,7 +66,9 @@ class Topic(TopicBase):
             await deduplication.recover()
         else:
             await MessageDeduplication.remove(ledger, store, snapshot_path)
-        return cls(broker, name, ledger, epoch, deduplication)
+        topic = cls(broker, name, ledger, epoch, deduplication)
+        await apply_retention(topic)
+        return topic
 
     async def _store_epoch(self, epoch: int) -> None:
         await self.broker.metadata.put(_state_path(self.name, "epoch"), str(epoch).encode())

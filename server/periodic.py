@@ -1,0 +1,38 @@
+"""A broker chore run every N seconds (retention, expiry, quota and compaction checks)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Awaitable, Callable
+
+log = logging.getLogger(__name__)
+
+
+class PeriodicTask:
+    """Run `chore` every `interval_s` seconds on the loop until stopped; a failing round is
+    logged and the next one runs anyway, so one bad topic cannot stop the chore."""
+
+    def __init__(self, name: str, interval_s: float, chore: Callable[[], Awaitable[None]]) -> None:
+        self.name = name
+        self.interval_s = interval_s
+        self._chore = chore
+        self._task: asyncio.Task | None = None
+
+    def start(self) -> None:
+        if self.interval_s > 0 and self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run(), name=self.name)
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval_s)
+            try:
+                await self._chore()
+            except Exception:
+                log.exception("%s failed; trying again in %.0f s", self.name, self.interval_s)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
