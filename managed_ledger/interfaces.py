@@ -107,6 +107,12 @@ class ManagedLedger(Protocol):
 
     def next_position(self, position: Position) -> Position: ...
 
+    def size_after(self, position: Position) -> int:
+        """Estimated bytes stored after position (a cursor's backlog size from its mark-delete)."""
+
+    def position_keeping(self, max_bytes: int) -> Position:
+        """The earliest position with at most max_bytes (estimated) stored after it."""
+
     async def open_cursor(self, name: str, initial_position: InitialPosition) -> ManagedCursor:
         """Open (creating if needed) a durable cursor."""
 

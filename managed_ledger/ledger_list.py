@@ -113,6 +113,32 @@ class LedgerList:
             total += max(0, min(high, info.entries) - max(low, 0))
         return total
 
+    def size_after(self, position: Position) -> int:
+        """Estimated bytes of the entries after position (a ledger's average entry size for
+        a partial ledger, as Pulsar's estimated backlog size)."""
+        total = 0
+        for info in self._infos:
+            if info.ledger_id > position.ledger_id:
+                total += info.size
+            elif info.ledger_id == position.ledger_id and info.entries:
+                after = max(0, info.entries - 1 - position.entry_id)
+                total += info.size * after // info.entries
+        return total
+
+    def position_keeping(self, max_bytes: int) -> Position:
+        """The earliest position such that the entries after it estimate at most max_bytes."""
+        kept = 0
+        for info in reversed(self._infos):
+            if not info.entries:
+                continue
+            if kept + info.size <= max_bytes:
+                kept += info.size
+                continue
+            average = max(1, info.size // info.entries)
+            fitting = (max_bytes - kept) // average
+            return Position(info.ledger_id, info.entries - 1 - fitting)
+        return Position(self._ids[0], -1)
+
     def position_at(self, index: int) -> Position:
         """The index-th entry (0-based) across all ledgers."""
         for info in self._infos:

@@ -139,6 +139,12 @@ class ManagedLedgerImpl:
     def next_position(self, position: Position) -> Position:
         return self.ledger_list.next_position(position)
 
+    def size_after(self, position: Position) -> int:
+        return self.ledger_list.size_after(position)
+
+    def position_keeping(self, max_bytes: int) -> Position:
+        return self.ledger_list.position_keeping(max_bytes)
+
     # ---- opening -------------------------------------------------------------------------
 
     async def _initialize(self) -> None:

@@ -81,6 +81,15 @@ class BrokerConfig:
     retention_check_interval_in_seconds: float = field(
         default=120.0, metadata={"key": "retentionCheckIntervalInSeconds"}
     )
+    backlog_quota_check_enabled: bool = field(default=True, metadata={"key": "backlogQuotaCheckEnabled"})
+    backlog_quota_check_interval_in_seconds: float = field(
+        default=60.0, metadata={"key": "backlogQuotaCheckIntervalInSeconds"}
+    )
+    backlog_quota_default_limit_bytes: int = field(default=-1, metadata={"key": "backlogQuotaDefaultLimitBytes"})
+    backlog_quota_default_limit_second: int = field(default=-1, metadata={"key": "backlogQuotaDefaultLimitSecond"})
+    backlog_quota_default_retention_policy: str = field(
+        default="producer_request_hold", metadata={"key": "backlogQuotaDefaultRetentionPolicy"}
+    )
     ttl_duration_default_in_seconds: int = field(default=0, metadata={"key": "ttlDurationDefaultInSeconds"})
     message_expiry_check_interval_in_minutes: float = field(
         default=5.0, metadata={"key": "messageExpiryCheckIntervalInMinutes"}

@@ -47,6 +47,18 @@ class ServiceNotReady(BrokerError):
     code = pb.ServiceNotReady
 
 
+class ProducerBlockedQuotaExceededError(BrokerError):
+    """Backlog quota exceeded under producer_request_hold: the client retries (holds sends)."""
+
+    code = pb.ProducerBlockedQuotaExceededError
+
+
+class ProducerBlockedQuotaExceededException(BrokerError):
+    """Backlog quota exceeded under producer_exception: the client fails its sends."""
+
+    code = pb.ProducerBlockedQuotaExceededException
+
+
 class PersistenceError(BrokerError):
     code = pb.PersistenceError
 

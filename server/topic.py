@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 from urllib.parse import quote
 
 from managed_ledger.interfaces import ManagedLedger
@@ -15,6 +15,7 @@ from protocol.entry import read_metadata
 
 from .consumer import Consumer
 from .deduplication import DEDUPLICATION_CURSOR, MessageDeduplication
+from .producer import Producer
 from .producer_access import ProducerAccess
 from .retention import apply_retention
 from .stats import TopicStats
@@ -69,6 +70,12 @@ class Topic(TopicBase):
         topic = cls(broker, name, ledger, epoch, deduplication)
         await apply_retention(topic)
         return topic
+
+    async def add_producer(self, connection: "Connection", request: pb.CommandProducer,
+                           schema_version: bytes | None, on_queued: Callable[[Producer], None]) -> Producer:
+        """A topic over a hold or exception backlog quota takes no new producers."""
+        await self.broker.backlog_quotas.check_producer_allowed(self)
+        return await super().add_producer(connection, request, schema_version, on_queued)
 
     async def _store_epoch(self, epoch: int) -> None:
         await self.broker.metadata.put(_state_path(self.name, "epoch"), str(epoch).encode())
