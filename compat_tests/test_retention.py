@@ -119,7 +119,8 @@ def test_an_idle_topic_rolls_over_so_retention_can_act(make_broker, connect):
     client = connect(broker)
     topic = unique_topic("idle")
     consumer = subscribe_earliest(client, topic)
-    assert data_of(receive_n(consumer, 3, ack=True)) == produce(client, topic, 3)
+    sent = produce(client, topic, 3)
+    assert data_of(receive_n(consumer, 3, ack=True)) == sent
     wait_for_log(client, topic, [])                   # sealed after 1.2 s idle, then deleted
     later = produce(client, topic, 2, "later")
     assert data_of(receive_n(consumer, 2)) == later
