@@ -81,8 +81,7 @@ async def _delete_orphan_ledgers(store: MetadataStore, bookkeeper: BookKeeper) -
     for component in await store.children(MANAGED_LEDGERS_PATH):
         found = await store.get(f"{MANAGED_LEDGERS_PATH}/{component}")
         if found is not None:
-            referenced.update(info.ledger_id
-                              for info in ManagedLedgerMetadata.decode(found[0]).ledgers)
+            referenced.update(ManagedLedgerMetadata.decode(found[0]).ledger_ids())
     for ledger_id in await bookkeeper.list_ledgers():
         if ledger_id not in referenced:
             logger.info("deleting orphan ledger %d", ledger_id)
@@ -146,12 +145,12 @@ class ManagedLedgerFactoryImpl:
         found = await store.get(path)
         if found is None:
             return
-        for info in ManagedLedgerMetadata.decode(found[0]).ledgers:
-            self.entry_cache.invalidate_ledger(info.ledger_id)
+        for ledger_id in ManagedLedgerMetadata.decode(found[0]).ledger_ids():
+            self.entry_cache.invalidate_ledger(ledger_id)
             try:
-                await self.bookkeeper.delete_ledger(info.ledger_id)
+                await self.bookkeeper.delete_ledger(ledger_id)
             except BookKeeperError as exc:
-                logger.warning("deleting ledger %d of %s: %s", info.ledger_id, name, exc)
+                logger.warning("deleting ledger %d of %s: %s", ledger_id, name, exc)
         for component in await store.children(path):
             await _delete_if_present(store, cursor_path(name, decode_name(component)))
         await _delete_if_present(store, path)

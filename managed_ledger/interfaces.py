@@ -8,10 +8,13 @@ storage threads and completes loop futures).
 from __future__ import annotations
 
 import asyncio
-from typing import Callable, Iterable, Mapping, Protocol
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Protocol
 
 from .position import Entry, InitialPosition, Position
 from .retention import RetentionPolicy
+
+if TYPE_CHECKING:
+    from .compacted_view import CompactedView
 
 
 class ManagedCursor(Protocol):
@@ -128,6 +131,12 @@ class ManagedLedger(Protocol):
 
     def ledgers_info(self) -> list[tuple[int, int, int]]:
         """(ledger_id, entries, size) per ledger, oldest first."""
+
+    async def compacted_view(self) -> CompactedView | None:
+        """The topic's compacted view (latest entry per key up to a horizon), if any."""
+
+    async def install_compacted(self, entries: list[Entry], horizon: Position) -> CompactedView:
+        """Store a new compacted view durably and make it the current one."""
 
     def set_retention(self, policy: RetentionPolicy) -> None:
         """Apply a retention policy (ledgers it no longer keeps are deleted in the background)."""

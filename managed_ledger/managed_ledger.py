@@ -36,8 +36,9 @@ from .entry_cache import EntryCache
 from .errors import (ManagedLedgerClosedError, ManagedLedgerStorageError, MetadataStoreError)
 from .interfaces import MetadataStore
 from .ledger_list import LedgerInfo, LedgerList
-from .metadata import (CursorState, ManagedLedgerMetadata, cursor_path, decode_name,
-                       managed_ledger_path)
+from .compacted_view import CompactedView
+from .metadata import (CompactedLedger, CursorState, ManagedLedgerMetadata, cursor_path,
+                       decode_name, managed_ledger_path)
 from .position import EARLIEST, Entry, InitialPosition, Position
 from .retention import RetentionPolicy
 
@@ -98,6 +99,8 @@ class ManagedLedgerImpl:
         self._waiters: set[asyncio.Future[bool]] = set()
         self._trim_task: asyncio.Task | None = None
         self._trim_again = False
+        self._compacted: CompactedLedger | None = None
+        self._compacted_view: CompactedView | None = None
         self.retention = RetentionPolicy(config.retention_time_minutes, config.retention_size_mb)
 
     @classmethod
@@ -154,6 +157,7 @@ class ManagedLedgerImpl:
             metadata = ManagedLedgerMetadata.decode(found[0])
             self._metadata_version = found[1]
         ledgers = metadata.ledgers
+        self._compacted = metadata.compacted
         for info in ledgers:
             await self._recover_ledger(info)
         empty = {info.ledger_id for info in ledgers if not info.entries}
@@ -553,13 +557,40 @@ class ManagedLedgerImpl:
             logger.warning("managed ledger %s: deleting ledger %d failed: %s",
                            self.name, ledger_id, exc)
 
+    # ---- the compacted view --------------------------------------------------------------
+
+    async def compacted_view(self) -> CompactedView | None:
+        """The latest compacted view, loaded on first use; None before any compaction."""
+        if self._compacted is not None and self._compacted_view is None:
+            self._compacted_view = await CompactedView.load(
+                self._bookkeeper, self._compacted.ledger_id, self._compacted.horizon)
+        return self._compacted_view
+
+    async def install_compacted(self, entries: list[Entry], horizon: Position) -> CompactedView:
+        """Store a new compacted view (entries oldest first) and make it current; the previous
+        one's ledger is deleted once the metadata names the new one."""
+        self._check_open()
+        view = await CompactedView.write(self._bookkeeper, entries, horizon)
+        previous = self._compacted
+        self._compacted = CompactedLedger(view.ledger_id, horizon)
+        try:
+            await self._persist_metadata()
+        except ManagedLedgerStorageError:
+            self._compacted = previous
+            await self._delete_ledger_quietly(view.ledger_id)
+            raise
+        self._compacted_view = view
+        if previous is not None:
+            await self._delete_ledger_quietly(previous.ledger_id)
+        return view
+
     # ---- metadata and lifecycle ----------------------------------------------------------
 
     async def _persist_metadata(self) -> None:
         async with self._metadata_lock:
             metadata = ManagedLedgerMetadata(
                 [LedgerInfo(info.ledger_id, info.entries, info.size, info.closed_at_ms)
-                 for info in self.ledger_list])
+                 for info in self.ledger_list], self._compacted)
             try:
                 self._metadata_version = await self.store.put(
                     self._path, metadata.encode(), self._metadata_version)

@@ -2,7 +2,8 @@
 
 Layout (names are percent-encoded, since topic names hold ``://`` and ``/``)::
 
-    /managed-ledgers/<name>            {"ledgers": [{"id", "entries", "size", "closed_at"}, ...]}
+    /managed-ledgers/<name>            {"ledgers": [{"id", "entries", "size", "closed_at"}, ...],
+                                        "compacted": {"ledger", "horizon": [l, e]}}
     /managed-ledgers/<name>/<cursor>   {"mark_delete": [l, e], "acked": [[l, first, last]...],
                                         "batch_acks": [[l, e, [words...]], ...]}
 
@@ -37,20 +38,43 @@ def cursor_path(ledger_name: str, cursor_name: str) -> str:
     return f"{managed_ledger_path(ledger_name)}/{encode_name(cursor_name)}"
 
 
+@dataclass(frozen=True, slots=True)
+class CompactedLedger:
+    """Where the compacted view is: its ledger and the last topic position it covers."""
+
+    ledger_id: int
+    horizon: Position
+
+
 @dataclass(slots=True)
 class ManagedLedgerMetadata:
     ledgers: list[LedgerInfo] = field(default_factory=list)
+    compacted: CompactedLedger | None = None
 
     def encode(self) -> bytes:
         ledgers = [{"id": info.ledger_id, "entries": info.entries, "size": info.size,
                     "closed_at": info.closed_at_ms} for info in self.ledgers]
-        return json.dumps({"ledgers": ledgers}, separators=(",", ":")).encode()
+        fields: dict = {"ledgers": ledgers}
+        if self.compacted is not None:
+            horizon = self.compacted.horizon
+            fields["compacted"] = {"ledger": self.compacted.ledger_id,
+                                   "horizon": [horizon.ledger_id, horizon.entry_id]}
+        return json.dumps(fields, separators=(",", ":")).encode()
 
     @classmethod
     def decode(cls, raw: bytes) -> ManagedLedgerMetadata:
         fields = json.loads(raw)
+        compacted = fields.get("compacted")
         return cls([LedgerInfo(item["id"], item["entries"], item["size"], item.get("closed_at", 0))
-                    for item in fields["ledgers"]])
+                    for item in fields["ledgers"]],
+                   CompactedLedger(compacted["ledger"], Position(*compacted["horizon"])) if compacted else None)
+
+    def ledger_ids(self) -> set[int]:
+        """Every bookkeeper ledger this managed ledger owns (the compacted one included)."""
+        ids = {info.ledger_id for info in self.ledgers}
+        if self.compacted is not None:
+            ids.add(self.compacted.ledger_id)
+        return ids
 
 
 @dataclass(slots=True)

@@ -14,6 +14,7 @@ from managed_ledger.interfaces import ManagedLedgerFactory
 from .config import BrokerConfig
 from .errors import TopicNotFound
 from .backlog_quota import BacklogQuotas
+from .compaction import CompactionMonitor
 from .message_expiry import MessageExpiryMonitor
 from .namespace_policies import NamespacePolicies
 from .non_persistent_topic import NonPersistentTopic
@@ -42,7 +43,8 @@ class BrokerService:
         self._producer_names = itertools.count()
         self._generation = 0
         self.backlog_quotas = BacklogQuotas(self)
-        self._chores = [RetentionMonitor(self), MessageExpiryMonitor(self), self.backlog_quotas.monitor]
+        self._chores = [RetentionMonitor(self), MessageExpiryMonitor(self), self.backlog_quotas.monitor,
+                        CompactionMonitor(self)]
 
     async def start(self) -> None:
         """Count this start, so generated producer names never repeat one of an earlier run

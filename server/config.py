@@ -90,6 +90,12 @@ class BrokerConfig:
     backlog_quota_default_retention_policy: str = field(
         default="producer_request_hold", metadata={"key": "backlogQuotaDefaultRetentionPolicy"}
     )
+    broker_service_compaction_threshold_in_bytes: int = field(
+        default=0, metadata={"key": "brokerServiceCompactionThresholdInBytes"}
+    )
+    broker_service_compaction_monitor_interval_in_seconds: float = field(
+        default=60.0, metadata={"key": "brokerServiceCompactionMonitorIntervalInSeconds"}
+    )
     ttl_duration_default_in_seconds: int = field(default=0, metadata={"key": "ttlDurationDefaultInSeconds"})
     message_expiry_check_interval_in_minutes: float = field(
         default=5.0, metadata={"key": "messageExpiryCheckIntervalInMinutes"}

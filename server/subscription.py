@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from managed_ledger.interfaces import ManagedCursor
+from managed_ledger.compacted_view import CompactedCursor
+from managed_ledger.interfaces import ManagedCursor, ManagedLedger
 from managed_ledger.position import Position
 from protocol import pulsar_api_pb2 as pb
 
@@ -34,6 +35,7 @@ class Subscription:
         self.dispatcher: Dispatcher | None = None
         #: position -> times redelivered on request (in memory, as Pulsar's redelivery tracker).
         self.redelivery_counts: dict[Position, int] = {}
+        self.reads_compacted = False
 
     @property
     def durable(self) -> bool:
@@ -63,6 +65,17 @@ class Subscription:
         if sub_type in SHARED_TYPES:
             return SharedDispatcher(self, max_read)
         return SingleActiveConsumerDispatcher(self, max_read, sub_type, self.topic.name.partition_index)
+
+    def read_compacted(self, ledger: ManagedLedger, sub_type: int) -> None:
+        """A consumer asked for the compacted view: read it while within its horizon.
+        Only for Exclusive and Failover subscriptions (and readers), as in Pulsar."""
+        if sub_type in SHARED_TYPES:
+            raise NotAllowed("Read compacted is only allowed on Exclusive or Failover subscriptions")
+        if not self.reads_compacted:
+            self.reads_compacted = True
+            self.cursor = CompactedCursor(self.cursor, ledger)
+            if self.dispatcher is not None:
+                self.dispatcher.cursor = self.cursor
 
     def remove_consumer(self, consumer: "Consumer", resetting: bool = False) -> None:
         """A consumer left. A non-durable subscription ends with its last consumer, except

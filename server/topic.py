@@ -13,6 +13,7 @@ from protocol import pulsar_api_pb2 as pb
 from protocol.commands import to_signed
 from protocol.entry import read_metadata
 
+from .compaction import COMPACTION_CURSOR, TopicCompaction
 from .consumer import Consumer
 from .deduplication import DEDUPLICATION_CURSOR, MessageDeduplication
 from .producer import Producer
@@ -33,6 +34,10 @@ log = logging.getLogger(__name__)
 TOPIC_STATE = "/topic-state"
 
 
+#: Cursors the broker keeps for itself, not subscriptions.
+INTERNAL_CURSORS = (DEDUPLICATION_CURSOR, COMPACTION_CURSOR)
+
+
 class Topic(TopicBase):
     def __init__(
         self, broker: "BrokerService", name: TopicName, ledger: ManagedLedger, epoch: int | None = None,
@@ -45,8 +50,9 @@ class Topic(TopicBase):
         self.deduplication = deduplication
         self.subscriptions: dict[str, Subscription] = {
             sub_name: Subscription(self, sub_name, cursor)
-            for sub_name, cursor in ledger.cursors.items() if sub_name != DEDUPLICATION_CURSOR
+            for sub_name, cursor in ledger.cursors.items() if sub_name not in INTERNAL_CURSORS
         }
+        self.compaction = TopicCompaction(ledger)
         self.stats = TopicStats()
         self._subscribing = asyncio.Lock()
 
@@ -92,6 +98,8 @@ class Topic(TopicBase):
             subscription = self.subscriptions.get(command.subscription)
             if subscription is None:
                 subscription = await self._create_subscription(command)
+            if command.read_compacted:
+                subscription.read_compacted(self.ledger, command.subType)
         consumer = self.new_consumer(connection, command, subscription)
         subscription.add_consumer(consumer)
         return consumer
@@ -131,6 +139,16 @@ class Topic(TopicBase):
             return LATEST
         return Position(ledger_id, entry_id)
 
+    # -- compaction -------------------------------------------------------------------------
+
+    async def compact(self) -> None:
+        """Start compacting in the background (CompactionInProgress if running already)."""
+        self.compaction.start()
+
+    def compaction_status(self) -> dict[str, str]:
+        """{"status": NOT_RUN | RUNNING | SUCCESS | ERROR, "lastError": ...}, as Pulsar."""
+        return self.compaction.report()
+
     async def unsubscribe(self, subscription: Subscription, consumer: Consumer) -> None:
         self.check_sole_consumer(subscription, consumer)
         subscription.remove_consumer(consumer)
@@ -160,6 +178,7 @@ class Topic(TopicBase):
             subscription.close()
         if self.deduplication is not None:
             await self.deduplication.close()
+        await self.compaction.close()
         await self.ledger.close()
 
 

@@ -1,0 +1,104 @@
+"""Topic compaction: read_compacted readers and consumers get the latest value per key up to
+the compaction horizon (tombstones delete keys, batches are looked into whatever their codec),
+then the log after it. Compaction is triggered here by the threshold check (every second, any
+data past the horizon); the on-demand trigger is the admin API's."""
+
+from __future__ import annotations
+
+import time
+
+import pulsar
+import pytest
+
+from compat_tests.helpers import (
+    BATCHES_OF_10, data_of, expect_nothing, read_all, receive_n, send_all_async, unique_topic,
+)
+
+COMPACT_ALWAYS = {
+    "brokerServiceCompactionThresholdInBytes": 1,
+    "brokerServiceCompactionMonitorIntervalInSeconds": 1,
+}
+WAIT_S = 15.0
+
+KEYED = [("k1", b"k1-v1"), ("k2", b"k2-v1"), ("k1", b"k1-v2"), ("k3", b"k3-v1"), ("k2", b""),
+         (None, b"no-key")]
+COMPACTED = [b"k1-v2", b"k3-v1"]
+
+
+@pytest.fixture
+def compacting_broker(make_broker):
+    return make_broker(COMPACT_ALWAYS)
+
+
+def read_compacted(client, topic: str, quiet_ms: int = 500) -> list[bytes]:
+    reader = client.create_reader(topic, pulsar.MessageId.earliest, is_read_compacted=True)
+    got = []
+    try:
+        while True:
+            got.append(reader.read_next(quiet_ms).data())
+    except pulsar.Timeout:
+        return got
+    finally:
+        reader.close()
+
+
+def wait_for_compacted(client, topic: str, expected: list[bytes]) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while (got := read_compacted(client, topic)) != expected and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert got == expected
+
+
+def send_keyed(producer, messages) -> None:
+    for key, value in messages:
+        if key is None:
+            producer.send(value)
+        else:
+            producer.send(value, partition_key=key)
+
+
+def test_compacted_reader_gets_latest_value_per_key(compacting_broker, connect):
+    client = connect(compacting_broker)
+    topic = unique_topic("compact")
+    send_keyed(client.create_producer(topic, batching_enabled=False), KEYED)
+    wait_for_compacted(client, topic, COMPACTED)
+    assert read_all(client, topic) == [value for _, value in KEYED]   # the log is unchanged
+
+
+def test_messages_after_the_horizon_follow_the_compacted_view(compacting_broker, connect):
+    client = connect(compacting_broker)
+    topic = unique_topic("tail")
+    producer = client.create_producer(topic, batching_enabled=False)
+    send_keyed(producer, KEYED)
+    wait_for_compacted(client, topic, COMPACTED)
+    consumer = client.subscribe(topic, "compacted", is_read_compacted=True,
+                                initial_position=pulsar.InitialPosition.Earliest)
+    assert data_of(receive_n(consumer, 2)) == COMPACTED
+    send_keyed(producer, [("k3", b"k3-v2")])
+    assert data_of(receive_n(consumer, 1)) == [b"k3-v2"]
+    expect_nothing(consumer)
+    wait_for_compacted(client, topic, [b"k1-v2", b"k3-v2"])            # compacted again
+
+
+@pytest.mark.parametrize("codec", ["LZ4", "ZLib", "ZSTD", "SNAPPY"])
+def test_compaction_looks_inside_compressed_batches(compacting_broker, connect, codec):
+    client = connect(compacting_broker)
+    topic = unique_topic(f"batch-{codec.lower()}")
+    producer = client.create_producer(topic, compression_type=getattr(pulsar.CompressionType, codec),
+                                      **BATCHES_OF_10)
+    values = [f"v{i}".encode() for i in range(20)]
+    send_all_async(producer, values[:10], fields_for=lambda i: {"partition_key": f"k{i % 5}"})
+    send_all_async(producer, values[10:], fields_for=lambda i: {"partition_key": f"k{i % 3}"})
+    # keys k0..k2 last written in the second batch (v17, v18, v19), k3 and k4 in the first (v8, v9)
+    wait_for_compacted(client, topic, [b"v8", b"v9", b"v17", b"v18", b"v19"])
+
+
+def test_compacted_view_survives_a_restart(compacting_broker, connect):
+    client = connect(compacting_broker)
+    topic = unique_topic("durable")
+    send_keyed(client.create_producer(topic, batching_enabled=False), KEYED)
+    wait_for_compacted(client, topic, COMPACTED)
+    client.close()
+    compacting_broker.restart()
+    client = connect(compacting_broker)
+    assert read_compacted(client, topic) == COMPACTED
