@@ -11,6 +11,11 @@ the group with one call, fsyncs once, and hands the whole group back to the even
 single ``call_soon_threadsafe``. Files rotate past ``journal_max_file_size``; a group never
 straddles two files, and a new file's directory entry is fsynced before anything in it is
 acknowledged.
+
+A failed write or fsync (disk full, I/O error) fails that group's adds, not the journal: the
+next group goes to a new file (recovery cuts the failed file's torn tail and carries on with
+the next), so writing resumes once space returns. A ledger that lost an add refuses every
+later add, so its entries stay a contiguous prefix; its writer rolls over to a new ledger.
 """
 
 from __future__ import annotations
@@ -196,7 +201,9 @@ class JournalWriter:
         self._oldest_enqueued_at = 0.0
         self._writer_idle = False
         self._stopping = False
-        self._failure: BookieIOError | None = None
+        #: Ledgers that lost an add (writer thread only): their later adds fail too.
+        self._failed_ledgers: set[int] = set()
+        self._needs_new_file = False
         self._fd = -1
         self._file_size = 0
         #: Bytes of the current file already zero-filled ahead of the writes: overwriting
@@ -218,8 +225,6 @@ class JournalWriter:
         with self._cond:
             if self._stopping:
                 raise BookieClosedError("journal is closed")
-            if self._failure is not None:
-                raise self._failure
             if not self._queue:
                 self._oldest_enqueued_at = time.monotonic()
             self._queue.append(item)
@@ -243,20 +248,32 @@ class JournalWriter:
             group, group_bytes = self._take_group()
             if not group:
                 return
-            error = self._failure
-            if error is None:
-                try:
-                    self._write_group(group, group_bytes)
-                except OSError as exc:
-                    logger.exception("journal write failed; refusing further adds")
-                    error = BookieIOError(f"journal write failed: {exc}")
-                    with self._cond:
-                        self._failure = error
-            try:
-                self._loop.call_soon_threadsafe(self._on_group_committed, group, error)
-            except RuntimeError:  # the loop is gone: nobody is waiting any more
-                logger.warning("journal: event loop closed; dropping completion of %d adds",
-                               len(group))
+            refused = [item for item in group if item.ledger_id in self._failed_ledgers]
+            if refused:
+                group = [item for item in group if item.ledger_id not in self._failed_ledgers]
+                self._complete(refused, BookieIOError("an earlier add to this ledger failed"))
+            self._complete(group, self._write_or_fail(group, group_bytes))
+
+    def _write_or_fail(self, group: list[JournalItem], group_bytes: int) -> BookieIOError | None:
+        try:
+            if self._needs_new_file:
+                self._open_next_file()
+                self._needs_new_file = False
+            self._write_group(group, group_bytes)
+        except OSError as exc:
+            logger.error("journal write failed (%s): failing %d adds", exc, len(group))
+            self._needs_new_file = True
+            self._failed_ledgers.update(item.ledger_id for item in group if item.data is not None)
+            return BookieIOError(f"journal write failed: {exc}")
+        return None
+
+    def _complete(self, group: list[JournalItem], error: BookieIOError | None) -> None:
+        if not group:
+            return
+        try:
+            self._loop.call_soon_threadsafe(self._on_group_committed, group, error)
+        except RuntimeError:  # the loop is gone: nobody is waiting any more
+            logger.warning("journal: event loop closed; dropping completion of %d adds", len(group))
 
     def _take_group(self) -> tuple[list[JournalItem], int]:
         """Block for the first item, then gather more until the oldest has waited

@@ -275,11 +275,14 @@ class ManagedLedgerImpl:
             self._wake_waiters(True)
 
     def _on_write_failed(self, future: asyncio.Future[Position], error: BaseException) -> None:
+        """The ledger lost an add: the next add rolls over to a new ledger. Adds queued for
+        that new ledger fail too, so none of them lands ahead of the failed one."""
         logger.error("managed ledger %s: add failed: %s", self.name, error)
         if not future.done():
             future.set_exception(ManagedLedgerStorageError(f"add failed: {error}"))
         if self._state is ManagedLedgerState.WRITING:
             self._state = ManagedLedgerState.LEDGER_NEEDED
+        self._fail_queued(ManagedLedgerStorageError(f"an earlier add failed: {error}"))
 
     def _install_writer(self, writer: WriteHandle) -> None:
         self._writer = writer

@@ -41,6 +41,9 @@ class Producer:
     topic_epoch: int | None = field(default=None, init=False)
     pending: int = field(default=0, init=False)
     _last_append: "asyncio.Future[Position] | None" = field(default=None, init=False)
+    #: After a failed append, later SENDs fail too (the client reconnects and resends them
+    #: all in order), so nothing is stored ahead of the message that failed.
+    _persistence_failed: bool = field(default=False, init=False)
 
     def publish(self, sequence_id: int, highest_sequence_id: int, entry: bytes, num_messages: int,
                 is_chunk: bool = False) -> None:
@@ -52,6 +55,11 @@ class Producer:
             if status is not DedupStatus.NEW:
                 self._after_pending(partial(self._answer_duplicate, status, sequence_id, highest_sequence_id))
                 return
+        if self._persistence_failed:
+            self.connection.write(commands.send_error(
+                self.producer_id, sequence_id, pb.PersistenceError,
+                "An earlier message failed to persist; reconnect to resend in order"))
+            return
         self.pending += 1
         append = self.topic.publish(entry, num_messages)
         self._last_append = append
@@ -64,6 +72,7 @@ class Producer:
         if append.cancelled() or append.exception() is not None:
             error = "cancelled" if append.cancelled() else repr(append.exception())
             log.warning("append to %s failed: %s", self.topic.name, error)
+            self._persistence_failed = True
             if tracked:
                 self.topic.deduplication.forget_pushed(self.name)
             self.connection.write(

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 from pathlib import Path
 
 import pytest
 
+from bookkeeper import journal as journal_module
 from bookkeeper.errors import BookieIOError
 from bookkeeper.journal import HEADER_SIZE, journal_file_name, list_journal_files
 
@@ -124,7 +126,33 @@ async def test_rotation_and_reads_across_files_after_reopen(tmp_path: Path) -> N
         assert await handle.read_entries(0, 99) == [b"%050d" % i for i in range(100)]
 
 
-async def test_failed_fsync_fails_the_group_and_later_adds(tmp_path: Path, monkeypatch) -> None:
+async def test_failed_write_fails_that_ledger_and_writing_resumes_elsewhere(tmp_path: Path, monkeypatch) -> None:
+    """Disk full: the group's adds fail, the ledger refuses later adds (its entries stay a
+    contiguous prefix), and a new ledger is written once space returns; all of it survives
+    a crash and recovery."""
+    async with open_bookkeeper(tmp_path, crash_on_exit=True) as bk:
+        ledger = await bk.create_ledger()
+        await ledger.add_entry(b"fine")
+
+        def disk_full(fd: int, data, offset: int) -> None:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr(journal_module, "pwrite_all", disk_full)
+        with pytest.raises(BookieIOError):
+            await ledger.add_entry(b"lost")
+        monkeypatch.undo()
+        with pytest.raises(BookieIOError):
+            await ledger.add_entry(b"refused")          # space is back, but this ledger lost one
+        later = await bk.create_ledger()
+        await later.add_entry(b"after")
+        ids = ledger.ledger_id, later.ledger_id
+    async with open_bookkeeper(tmp_path) as bk:
+        first, second = [await bk.open_ledger(i) for i in ids]
+        assert await first.read_entries(0, first.last_add_confirmed) == [b"fine"]
+        assert await second.read_entries(0, second.last_add_confirmed) == [b"after"]
+
+
+async def test_failed_fsync_fails_the_group(tmp_path: Path, monkeypatch) -> None:
     async with open_bookkeeper(tmp_path) as bk:
         ledger = await bk.create_ledger()
         await ledger.add_entry(b"fine")
@@ -135,8 +163,6 @@ async def test_failed_fsync_fails_the_group_and_later_adds(tmp_path: Path, monke
         monkeypatch.setattr(os, "fdatasync", broken_disk)
         with pytest.raises(BookieIOError):
             await ledger.add_entry(b"lost")
-        with pytest.raises(BookieIOError):
-            ledger.add_entry(b"refused")
         monkeypatch.undo()
         assert await ledger.read_entries(0, 0) == [b"fine"]
 

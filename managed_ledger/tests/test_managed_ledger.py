@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 from pathlib import Path
 
@@ -210,3 +211,27 @@ async def test_failed_storage_surfaces_as_managed_ledger_error(tmp_path: Path, m
         with pytest.raises(ManagedLedgerStorageError):
             await ledger.add_entry(b"still failing")
         monkeypatch.undo()
+
+
+async def test_disk_full_fails_adds_then_writing_resumes_in_a_new_ledger(tmp_path: Path, monkeypatch) -> None:
+    from bookkeeper import journal as journal_module
+
+    async with open_storage(tmp_path, **KEEP_ALL) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        before = await ledger.add_entry(b"before")
+
+        def disk_full(fd: int, data, offset: int) -> None:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr(journal_module, "pwrite_all", disk_full)
+        with pytest.raises(ManagedLedgerStorageError):
+            await ledger.add_entry(b"lost")
+        with pytest.raises(ManagedLedgerStorageError):   # still full: the rollover's adds fail
+            await ledger.add_entry(b"lost too")
+        monkeypatch.undo()
+        after = await ledger.add_entry(b"after")
+        assert after.ledger_id > before.ledger_id
+    async with open_storage(tmp_path, **KEEP_ALL) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        entries = await ledger.read_entries(ledger.first_position(), 10)
+        assert [bytes(e.data) for e in entries] == [b"before", b"after"]

@@ -1,0 +1,87 @@
+"""Disk full: producers get SEND_ERROR PersistenceError (the client holds and resends), nothing
+already stored is damaged, and service resumes once space returns, every message exactly once
+and in order.
+
+The broker's data lives on a small tmpfs mounted for this test (needs root and mount(8); the
+test is skipped with the reason otherwise) and filled up with a filler file."""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pulsar
+import pytest
+
+from compat_tests.broker import Broker
+from compat_tests.helpers import AsyncSends, data_of, expect_nothing, receive_n, send_all, subscribe_earliest, unique_topic
+
+BODY = 100_000
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path):
+    mount_point = tmp_path / "disk"
+    mount_point.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", str(mount_point)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield mount_point
+    finally:
+        log = mount_point / "broker.log"
+        if log.exists():   # keep the broker's log beside the test's other files
+            (tmp_path / "broker.log").write_bytes(log.read_bytes())
+        subprocess.run(["umount", "-l", str(mount_point)], check=False)
+
+
+def fill(mount_point: Path) -> Path:
+    """Take every free byte of the file system."""
+    filler = mount_point / "filler"
+    with open(filler, "wb") as f:
+        try:
+            while True:
+                f.write(b"\0" * 1024 * 1024)
+                f.flush()
+        except OSError as exc:
+            assert exc.errno == errno.ENOSPC
+    return filler
+
+
+def test_disk_full_holds_producers_and_service_resumes(small_disk, connect):
+    broker = Broker(small_disk, {"journalMaxSizeMB": 8, "defaultRetentionTimeInMinutes": -1,
+                                 "defaultRetentionSizeInMB": -1}).start()   # the restart check reads it all
+    try:
+        client = connect(broker)
+        topic = unique_topic("full")
+        consumer = subscribe_earliest(client, topic)
+        producer = client.create_producer(topic, batching_enabled=False, send_timeout_millis=60_000)
+        before = [b"before-%d" % i for i in range(3)]
+        send_all(producer, before)
+        filler = fill(small_disk)
+        held = [(b"held-%03d-" % i).ljust(BODY, b".") for i in range(60)]    # 6 MB: past any preallocation
+        sends = AsyncSends()
+        for i, body in enumerate(held):
+            producer.send_async(body, sends.callback_for(i))
+        deadline = time.monotonic() + 20
+        while b"journal write failed" not in broker.log_path.read_bytes():
+            assert time.monotonic() < deadline, "the broker never hit the full disk"
+            time.sleep(0.2)
+        assert len(sends.results) < len(held)             # held, not all stored
+        filler.unlink()                                   # space returns
+        results = sends.wait(len(held), timeout_s=45)
+        assert [r for _, r, _ in results] == [pulsar.Result.Ok] * len(held)
+        assert data_of(receive_n(consumer, 3 + len(held), ack=True)) == before + held
+        expect_nothing(consumer)
+        client.close()
+        broker.restart()
+        reader = connect(broker).create_reader(topic, pulsar.MessageId.earliest)
+        assert data_of(receive_n(reader, 3 + len(held))) == before + held
+    finally:
+        broker.stop()
