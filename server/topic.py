@@ -94,6 +94,7 @@ class Topic:
             sub_type=command.subType,
             priority_level=command.priority_level,
             partition_index=self.name.partition_index,
+            key_shared_meta=key_shared_meta_of(command),
         )
         subscription.add_consumer(consumer)
         return consumer
@@ -157,6 +158,15 @@ class Topic:
         for subscription in self.subscriptions.values():
             subscription.close()
         await self.ledger.close()
+
+
+def key_shared_meta_of(command: pb.CommandSubscribe) -> pb.KeySharedMeta | None:
+    """A Key_Shared consumer's policy; AUTO_SPLIT when the client sends none (as Pulsar does)."""
+    if command.subType != pb.CommandSubscribe.Key_Shared:
+        return None
+    if command.HasField("keySharedMeta"):
+        return command.keySharedMeta
+    return pb.KeySharedMeta(keySharedMode=pb.AUTO_SPLIT)
 
 
 def publish_time(entry: Entry) -> int:
