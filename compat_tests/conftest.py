@@ -2,7 +2,8 @@
 
 - ``broker``: one broker per test module (default config), shared by its tests.
 - ``fresh_broker``: a broker of the test's own, for tests that kill -9 and restart it.
-- ``partitioned_broker`` / ``small_message_broker``: module brokers started with a config file.
+- ``partitioned_broker`` / ``small_message_broker`` / ``consistent_hashing_broker``: module brokers
+  started with a config file.
 - ``connect(broker)``: a pulsar.Client for any of them, closed at teardown; ``client`` = connect(broker).
 
 When a test fails, the tails of its brokers' logs are added to the report.
@@ -20,6 +21,8 @@ from compat_tests.broker import Broker, BrokerError
 CLIENT_OPERATION_TIMEOUT_S = 10
 PARTITIONED_CONFIG = {"allowAutoTopicCreationType": "partitioned", "defaultNumPartitions": 3}
 SMALL_MESSAGE_CONFIG = {"maxMessageSize": 102400}
+CONSISTENT_HASHING_CONFIG = {"subscriptionKeySharedUseConsistentHashing": "true",
+                             "subscriptionKeySharedConsistentHashingReplicaPoints": 100}
 
 
 def _start(work_dir: Path, config: dict | None = None) -> Broker:
@@ -52,6 +55,11 @@ def partitioned_broker(tmp_path_factory):
 @pytest.fixture(scope="module")
 def small_message_broker(tmp_path_factory):
     yield from _broker_fixture(tmp_path_factory, "small-msg", SMALL_MESSAGE_CONFIG)
+
+
+@pytest.fixture(scope="module")
+def consistent_hashing_broker(tmp_path_factory):
+    yield from _broker_fixture(tmp_path_factory, "consistent-hashing", CONSISTENT_HASHING_CONFIG)
 
 
 @pytest.fixture

@@ -4,8 +4,8 @@ Hashes are Murmur3 x86_32 (seed 0) of the sticky key, & 0x7fffffff, % 65536: the
 selector works on, as Pulsar's. Three selectors, as Pulsar's broker has them:
 
 - AutoSplitSelector (AUTO_SPLIT, the default): contiguous hash ranges. A joining consumer takes
-  the lower half of the largest range; a leaving one's range merges into its right neighbour
-  (the last range into its left one).
+  the lower half of the largest range (the lowest one on a tie); a leaving one's range merges
+  into its right neighbour (the last range into its left one).
 - ConsistentHashSelector (AUTO_SPLIT with subscriptionKeySharedUseConsistentHashing=true):
   `replica_points` points per consumer on a ring; a hash belongs to the first point at or
   after it, wrapping around.
@@ -67,27 +67,31 @@ class _RangeEnds:
         """Index of the first range end >= key_hash (len(ends) when none)."""
         return bisect.bisect_left(self.ends, key_hash)
 
-    def start_of(self, index: int) -> int:
-        return self.ends[index - 1] + 1 if index > 0 else 0
-
 
 class AutoSplitSelector:
+    """Range ends as Pulsar keeps them: the first consumer's end is 65536 (the range size), a
+    range's size is its end minus the previous end (0 for the first), and a split puts the new
+    consumer's end at end - size // 2, so it takes the lower half."""
+
     def __init__(self) -> None:
         self._ranges = _RangeEnds()
 
     def add_consumer(self, consumer: "Consumer") -> None:
         if not self._ranges.ends:
-            self._ranges.put(HASH_RANGE_SIZE - 1, consumer)
+            self._ranges.put(HASH_RANGE_SIZE, consumer)
             return
         index = self._largest_range()
-        start, end = self._ranges.start_of(index), self._ranges.ends[index]
-        if start == end:
-            raise ConsumerAssignError("No more hash range to assign to a new consumer")
-        self._ranges.put(start + (end - start) // 2, consumer)
+        end = self._ranges.ends[index]
+        size = end - (self._ranges.ends[index - 1] if index > 0 else 0)
+        if size <= 1:
+            raise ConsumerAssignError(
+                f"No more range can be assigned to a new consumer, assigned consumers {len(self._ranges.ends)}")
+        self._ranges.put(end - (size >> 1), consumer)
 
     def _largest_range(self) -> int:
-        """The first of the largest ranges (lowest hashes first, so the choice is deterministic)."""
-        sizes = [end - self._ranges.start_of(i) for i, end in enumerate(self._ranges.ends)]
+        """The first (lowest) of the largest ranges."""
+        ends = self._ranges.ends
+        sizes = [end - (ends[i - 1] if i > 0 else 0) for i, end in enumerate(ends)]
         return sizes.index(max(sizes))
 
     def remove_consumer(self, consumer: "Consumer") -> None:
