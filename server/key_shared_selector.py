@@ -73,12 +73,13 @@ class AutoSplitSelector:
     range's size is its end minus the previous end (0 for the first), and a split puts the new
     consumer's end at end - size // 2, so it takes the lower half."""
 
-    def __init__(self) -> None:
+    def __init__(self, range_size: int = HASH_RANGE_SIZE) -> None:
+        self._range_size = range_size
         self._ranges = _RangeEnds()
 
     def add_consumer(self, consumer: "Consumer") -> None:
         if not self._ranges.ends:
-            self._ranges.put(HASH_RANGE_SIZE, consumer)
+            self._ranges.put(self._range_size, consumer)
             return
         index = self._largest_range()
         end = self._ranges.ends[index]
