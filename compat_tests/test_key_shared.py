@@ -260,3 +260,21 @@ def test_consistent_hashing_ring_decides_ownership(consistent_hashing_broker, co
     produce(producer, second_round)
     for name, consumer in consumers.items():
         receive_exactly(consumer, payloads_for(second_round, {k for k, o in owners.items() if o == name}))
+
+
+def test_out_of_order_delivery_moves_keys_to_a_joiner_at_once(client):
+    topic = unique_topic()
+    policy = pulsar.ConsumerKeySharedPolicy(allow_out_of_order_delivery=True)
+    first = key_shared(client, topic, "ks", "c0", policy)
+    producer = unbatched(client, topic)
+    before = keyed(1, "before")
+    produce(producer, before)
+    receive_n(first, len(before))                  # held, not acked
+
+    second = key_shared(client, topic, "ks", "c1", policy)
+    moved = {key for key in KEYS if auto_split_owner(key, 2) == 1}
+    after = keyed(2, "after")
+    produce(producer, after)
+
+    receive_exactly(second, payloads_for(after, moved))
+    receive_exactly(first, payloads_for(after, set(KEYS) - moved))

@@ -76,8 +76,10 @@ class Dispatcher(ABC):
             return
         max_entries = max(1, min(self._max_read_entries, int(permits / self._messages_per_entry)))
         replay = self._next_replay(max_entries)
-        if not replay and not self._may_read_new():
-            return
+        if not replay:
+            max_entries = self._new_read_limit(max_entries)
+            if max_entries <= 0:
+                return
         self._read_task = asyncio.get_running_loop().create_task(self._read(max_entries, replay))
 
     def _next_replay(self, max_entries: int) -> list[Position]:
@@ -86,9 +88,9 @@ class Dispatcher(ABC):
         self._replay.difference_update(positions)
         return positions
 
-    def _may_read_new(self) -> bool:
-        """Whether reading past the read position is allowed while nothing is to be replayed."""
-        return True
+    def _new_read_limit(self, max_entries: int) -> int:
+        """How many entries past the read position the next read may fetch (0: none for now)."""
+        return max_entries
 
     async def _read(self, max_entries: int, replay: list[Position]) -> None:
         replaying = bool(replay)

@@ -210,10 +210,14 @@ class KeySharedDispatcher(SharedDispatcher):
         consumer = self._selector.select(key_hash)
         return consumer is not None and consumer.permits > 0 and not self._must_wait(key_hash, consumer, True)
 
-    def _may_read_new(self) -> bool:
+    def _new_read_limit(self, max_entries: int) -> int:
+        """Read on past waiting entries only while fewer messages than the look-ahead limit wait
+        (an entry holds at least one message, so the room in messages bounds the entries)."""
         limits = [self._look_ahead.per_subscription, self._look_ahead.per_consumer * len(self.consumers)]
         bounds = [limit for limit in limits if limit > 0]
-        return not bounds or self._replay_messages < min(bounds)
+        if not bounds:
+            return max_entries
+        return min(max_entries, min(bounds) - self._replay_messages)
 
     def rewind(self) -> None:
         super().rewind()
