@@ -17,9 +17,10 @@ import mmh3
 import pulsar
 import pytest
 
-from compat_tests.helpers import data_of, expect_nothing, receive_n, send_all, send_all_async, unique_topic
+from compat_tests.helpers import (
+    data_of, expect_nothing, receive_n, receive_round_robin, send_all, send_all_async, unique_topic,
+)
 
-DEADLINE_S = 20.0
 KEYS = [f"key-{k}" for k in range(12)]
 SECOND_OF_TWO_MAX_SLOT = 32768            # AUTO_SPLIT, two consumers: the joiner owns slots 0..32768
 THIRD_OF_THREE_MAX_SLOT = 16384           # three consumers: the third owns 0..16384, the second ..32768
@@ -82,28 +83,13 @@ def test_three_consumers_each_get_exactly_their_keys_in_order(client):
     produce(unbatched(client, topic), messages)
 
     shares = receive_round_robin(consumers, len(messages))
+    assert sum(map(len, shares)) == len(messages), f"received {[len(s) for s in shares]}"
     for index, share in enumerate(shares):
         mine = {key for key, owner in owners.items() if owner == index}
         assert data_of(share) == payloads_for(messages, mine), f"consumer c{index}"
         assert {m.partition_key() for m in share} == mine
     for consumer in consumers:
         expect_nothing(consumer)
-
-
-def receive_round_robin(consumers, expected: int) -> list[list]:
-    """Receive (and ack) from all consumers in turn until `expected` messages or a deadline."""
-    shares: list[list] = [[] for _ in consumers]
-    deadline = time.monotonic() + DEADLINE_S
-    while sum(map(len, shares)) < expected and time.monotonic() < deadline:
-        for share, consumer in zip(shares, consumers):
-            try:
-                msg = consumer.receive(50)
-            except pulsar.Timeout:
-                continue
-            share.append(msg)
-            consumer.acknowledge(msg)
-    assert sum(map(len, shares)) == expected, f"received {[len(s) for s in shares]} of {expected}"
-    return shares
 
 
 def test_key_based_batches_are_dispatched_by_their_key(client):
@@ -116,6 +102,7 @@ def test_key_based_batches_are_dispatched_by_their_key(client):
     produce(producer, messages)
 
     shares = receive_round_robin(consumers, len(messages))
+    assert sum(map(len, shares)) == len(messages), f"received {[len(s) for s in shares]}"
     for index, share in enumerate(shares):   # batches of different keys may leave in any order
         mine = {key for key in KEYS if auto_split_owner(key, 2) == index}
         assert {m.partition_key() for m in share} == mine, f"consumer c{index}"

@@ -3,7 +3,6 @@ one consumer, Failover has one active consumer at a time; delayed delivery on Sh
 
 from __future__ import annotations
 
-import time
 from collections import defaultdict
 from datetime import timedelta
 
@@ -11,26 +10,11 @@ import pulsar
 import pytest
 
 from compat_tests.helpers import (
-    data_of, expect_nothing, now_ms, payloads, receive_n, send_all, send_all_async, unique_topic,
+    data_of, expect_nothing, now_ms, payloads, receive_n, receive_round_robin, send_all, send_all_async,
+    unique_topic,
 )
 
-DRAIN_DEADLINE_S = 20.0
 DELAY_MS = 1500
-
-
-def drain(consumers, expected: int) -> list[list]:
-    """Receive from all consumers in turn (acking) until ``expected`` messages or a deadline."""
-    got: list[list] = [[] for _ in consumers]
-    deadline = time.monotonic() + DRAIN_DEADLINE_S
-    while sum(map(len, got)) < expected and time.monotonic() < deadline:
-        for share, consumer in zip(got, consumers):
-            try:
-                msg = consumer.receive(50)
-            except pulsar.Timeout:
-                continue
-            share.append(msg)
-            consumer.acknowledge(msg)
-    return got
 
 
 def subscribe_many(client, topic, subscription, kind, count=2, **options):
@@ -52,7 +36,7 @@ def test_shared_subscription_spreads_messages_over_two_consumers(client):
     contents = payloads(200)
 
     send_all_async(client.create_producer(topic, block_if_queue_full=True), contents)
-    shares = drain(consumers, len(contents))
+    shares = receive_round_robin(consumers, len(contents))
 
     assert_exact_union(shares, contents)
     assert all(shares), f"both consumers must get some: {[len(s) for s in shares]}"
@@ -71,7 +55,7 @@ def test_key_shared_subscription_keeps_each_key_on_one_consumer_in_order(client)
 
     send_all_async(client.create_producer(topic, block_if_queue_full=True), contents,
                    fields_for=lambda i: {"partition_key": keys[i % len(keys)]})
-    shares = drain(consumers, len(contents))
+    shares = receive_round_robin(consumers, len(contents))
 
     assert_exact_union(shares, contents)
     owner: dict[str, int] = {}

@@ -120,8 +120,15 @@ async def settle() -> None:
         await asyncio.sleep(0)
 
 
-def run(scenario) -> None:
-    asyncio.run(asyncio.wait_for(scenario(), 5))
+def run(scenario, **harness_options) -> None:
+    """Run scenario(harness) on a fresh loop with a fresh dispatcher, bounded in time."""
+    async def main() -> None:
+        harness = Harness(**harness_options)
+        try:
+            await asyncio.wait_for(scenario(harness), 5)
+        finally:
+            harness.dispatcher.close()
+    asyncio.run(main())
 
 
 def test_key_is_taken_from_ordering_key_then_partition_key_and_batches_count_their_messages():
@@ -138,8 +145,7 @@ def test_key_is_taken_from_ordering_key_then_partition_key_and_batches_count_the
 
 
 def test_a_moved_key_waits_until_its_unacked_entries_are_acked():
-    async def scenario():
-        h = Harness()
+    async def scenario(h: Harness):
         c0 = h.consumer("c0")
         held = h.publish(LOW, b"low-0")
         h.publish(HIGH, b"high-0")
@@ -153,13 +159,11 @@ def test_a_moved_key_waits_until_its_unacked_entries_are_acked():
         h.ack(c0, held)
         await settle()
         assert h.received(c1) == [b"low-1"]
-        h.dispatcher.close()
     run(scenario)
 
 
 def test_out_of_order_delivery_moves_keys_at_once():
-    async def scenario():
-        h = Harness(allow_out_of_order=True)
+    async def scenario(h: Harness):
         c0 = h.consumer("c0")
         h.publish(LOW, b"low-0")
         await settle()
@@ -167,13 +171,11 @@ def test_out_of_order_delivery_moves_keys_at_once():
         h.publish(LOW, b"low-1")
         await settle()
         assert (h.received(c0), h.received(c1)) == ([b"low-0"], [b"low-1"])
-        h.dispatcher.close()
-    run(scenario)
+    run(scenario, allow_out_of_order=True)
 
 
 def test_an_owner_without_permits_does_not_hold_up_other_keys():
-    async def scenario():
-        h = Harness()
+    async def scenario(h: Harness):
         c0 = h.consumer("c0", permits=1)
         c1 = h.consumer("c1", permits=1)       # c1 owns LOW, c0 owns HIGH
         for i in range(3):
@@ -184,13 +186,11 @@ def test_an_owner_without_permits_does_not_hold_up_other_keys():
         h.dispatcher.flow(c1, 5)
         await settle()
         assert h.received(c1) == [b"low-0", b"low-1", b"low-2"]
-        h.dispatcher.close()
     run(scenario)
 
 
 def test_a_leaving_consumers_entries_go_first_to_the_new_owner():
-    async def scenario():
-        h = Harness()
+    async def scenario(h: Harness):
         c0 = h.consumer("c0")
         c1 = h.consumer("c1")
         h.publish(LOW, b"low-0")
@@ -201,13 +201,11 @@ def test_a_leaving_consumers_entries_go_first_to_the_new_owner():
         h.publish(LOW, b"low-2")
         await settle()
         assert h.received(c0) == [b"low-0", b"low-1", b"low-2"]
-        h.dispatcher.close()
     run(scenario)
 
 
 def test_redelivered_entries_keep_newer_ones_of_their_key_behind():
-    async def scenario():
-        h = Harness()
+    async def scenario(h: Harness):
         c0 = h.consumer("c0", permits=1)
         first = h.publish(LOW, b"low-0")
         await settle()
@@ -219,13 +217,11 @@ def test_redelivered_entries_keep_newer_ones_of_their_key_behind():
         await settle()
         assert h.received(c0) == [b"low-0", b"low-0", b"low-1"]
         assert h.subscription.redelivery_counts[first] == 1
-        h.dispatcher.close()
     run(scenario)
 
 
 def test_look_ahead_limit_stops_reading_past_waiting_entries():
-    async def scenario():
-        h = Harness(look_ahead=LookAheadLimits(per_consumer=0, per_subscription=2))
+    async def scenario(h: Harness):
         c0 = h.consumer("c0", permits=0)
         h.consumer("c1", permits=10)            # c1 owns LOW, c0 (no permits) owns HIGH
         for i in range(5):
@@ -237,5 +233,4 @@ def test_look_ahead_limit_stops_reading_past_waiting_entries():
         h.dispatcher.flow(c0, 10)
         await settle()
         assert h.received(c0) == [f"high-{i}".encode() for i in range(5)]
-        h.dispatcher.close()
-    run(scenario)
+    run(scenario, look_ahead=LookAheadLimits(per_consumer=0, per_subscription=2))
