@@ -133,6 +133,8 @@ class KeySharedDispatcher(SharedDispatcher):
             self._keyed.pop(position, None)
         if freed:
             self._wake()
+        else:
+            self.read_more()   # acked entries may have left the replay set: room to read on
 
     def _wake(self) -> None:
         """Something waiting may go now: stop a read parked at the end of the log and read again."""

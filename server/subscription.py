@@ -51,14 +51,20 @@ class Subscription:
     def add_consumer(self, consumer: "Consumer") -> None:
         if consumer.sub_type not in SUPPORTED_TYPES:
             raise NotAllowed(f"Subscription type {SubType.Name(consumer.sub_type)} is not supported yet")
+        replaced = None
         if self.dispatcher is not None and self.dispatcher.consumers:
             self._check_compatible(consumer)
         elif self.dispatcher is None or not self._dispatcher_fits(consumer):
-            if self.dispatcher is not None:
-                self.dispatcher.close()
+            replaced = self.dispatcher
+            if replaced is not None:
+                replaced.close()
             self.sub_type = consumer.sub_type
             self.dispatcher = self._new_dispatcher(consumer)
         self.dispatcher.add_consumer(consumer)
+        if replaced is not None:
+            # what the old dispatcher held for replay is gone: read again from mark-delete (as Pulsar
+            # rewinds when a multi-consumer dispatcher gets its first consumer)
+            self.dispatcher.rewind()
 
     def _check_compatible(self, consumer: "Consumer") -> None:
         """A consumer joining connected ones must match their type (and Key_Shared policy)."""
