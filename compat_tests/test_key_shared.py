@@ -18,7 +18,8 @@ import pulsar
 import pytest
 
 from compat_tests.helpers import (
-    data_of, expect_nothing, receive_n, receive_round_robin, send_all, send_all_async, unique_topic,
+    data_of, expect_nothing, receive_exactly, receive_n, receive_round_robin, send_all, send_all_async,
+    unique_topic,
 )
 
 KEYS = [f"key-{k}" for k in range(12)]
@@ -61,12 +62,9 @@ def key_shared(client, topic, subscription, name, policy=None, **options):
                             consumer_name=name, key_shared_policy=policy, **options)
 
 
-def receive_exactly(consumer, expected: list[bytes], ack: bool = True) -> list:
-    """The consumer gets exactly `expected`, in that order, and then nothing more."""
-    got = receive_n(consumer, len(expected), ack=ack)
-    assert data_of(got) == expected
-    expect_nothing(consumer)
-    return got
+def receive_exactly_and_ack(consumer, expected: list[bytes]) -> None:
+    for msg in receive_exactly(consumer, expected):
+        consumer.acknowledge(msg)
 
 
 def unbatched(client, topic):
@@ -239,14 +237,14 @@ def test_consistent_hashing_ring_decides_ownership(consistent_hashing_broker, co
     produce(producer, first_round)
 
     for name, consumer in consumers.items():
-        receive_exactly(consumer, payloads_for(first_round, {k for k, o in owners.items() if o == name}))
+        receive_exactly_and_ack(consumer, payloads_for(first_round, {k for k, o in owners.items() if o == name}))
 
     consumers.pop("beta").close()
     owners = {key: ring_owner(key, ["alpha", "gamma"]) for key in keys}
     second_round = keyed(2, "r2", keys)
     produce(producer, second_round)
     for name, consumer in consumers.items():
-        receive_exactly(consumer, payloads_for(second_round, {k for k, o in owners.items() if o == name}))
+        receive_exactly_and_ack(consumer, payloads_for(second_round, {k for k, o in owners.items() if o == name}))
 
 
 def test_out_of_order_delivery_moves_keys_to_a_joiner_at_once(client):

@@ -7,6 +7,7 @@ storage threads and completes loop futures).
 
 from __future__ import annotations
 
+import asyncio
 from typing import Callable, Iterable, Mapping, Protocol
 
 from .position import Entry, InitialPosition, Position
@@ -87,6 +88,10 @@ class ManagedLedger(Protocol):
 
     async def add_entry(self, data: bytes) -> Position:
         """Append one entry; resolves only once it is on disk (fsync)."""
+
+    def append(self, data: bytes) -> "asyncio.Future[Position]":
+        """add_entry without a coroutine (no task per entry on the SEND path): the future
+        resolves once the entry is on disk. Appends complete in call order."""
 
     async def read_entry(self, position: Position) -> Entry | None: ...
 

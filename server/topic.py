@@ -77,7 +77,7 @@ class Topic:
     def publish(self, entry: bytes, num_messages: int) -> "asyncio.Future[Position]":
         """Append one entry; the future resolves once it is durable. Arrival order is kept."""
         self.stats.published(num_messages, len(entry))
-        return asyncio.ensure_future(self.ledger.add_entry(entry))
+        return self.ledger.append(entry)
 
     # -- consuming --------------------------------------------------------------------------
 
