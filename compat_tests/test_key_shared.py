@@ -263,3 +263,34 @@ def test_out_of_order_delivery_moves_keys_to_a_joiner_at_once(client):
 
     receive_exactly(second, payloads_for(after, moved))
     receive_exactly(first, payloads_for(after, set(KEYS) - moved))
+
+
+def test_consumers_joining_mid_stream_never_interleave_a_key(client):
+    topic = unique_topic()
+    keys = [f"stream-{k}" for k in range(20)]
+    messages = keyed(30, "s", keys)
+    consumers = [key_shared(client, topic, "ks", "c0", receiver_queue_size=20)]
+    send_all_async(client.create_producer(topic, batching_type=pulsar.BatchingType.KeyBased),
+                   [data for _, data in messages], fields_for=lambda i: {"partition_key": messages[i][0]})
+
+    log: list[tuple[int, object]] = []           # (consumer index, message) in receive order
+    deadline = time.monotonic() + 30
+    while len(log) < len(messages) and time.monotonic() < deadline:
+        if len(consumers) < 3 and len(log) >= 150 * len(consumers):
+            consumers.append(key_shared(client, topic, "ks", f"c{len(consumers)}", receiver_queue_size=20))
+        for index, consumer in enumerate(consumers):
+            try:
+                msg = consumer.receive(20)
+            except pulsar.Timeout:
+                continue
+            log.append((index, msg))
+            consumer.acknowledge(msg)
+
+    assert sorted(m.data() for _, m in log) == sorted(data for _, data in messages)
+    for key in keys:
+        seen = [(index, m.data()) for index, m in log if m.partition_key() == key]
+        assert [data for _, data in seen] == payloads_for(messages, {key}), f"{key} out of order"
+        owners = [index for index, _ in seen]
+        blocks = [owner for i, owner in enumerate(owners) if i == 0 or owners[i - 1] != owner]
+        assert len(blocks) == len(set(blocks)), f"{key} went back and forth: {blocks}"
+    assert {index for index, _ in log} == {0, 1, 2}

@@ -159,8 +159,9 @@ class Dispatcher(ABC):
         self._interrupt_read()
         self.read_more()
 
-    def acknowledged(self, positions: list[Position]) -> None:
-        """Entries acknowledged for good; a dispatcher that tracks them per key lets go here."""
+    def acknowledged(self, consumer: "Consumer", positions: list[Position]) -> None:
+        """Entries acknowledged for good (a dispatcher that tracks them per key lets go too)."""
+        consumer.acknowledged(positions)
 
     def rewind(self) -> None:
         """Restart reading just after mark-delete (acked holes are skipped by the cursor); a

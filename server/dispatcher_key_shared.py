@@ -125,7 +125,8 @@ class KeySharedDispatcher(SharedDispatcher):
         else:
             self.read_more()
 
-    def acknowledged(self, positions: list["Position"]) -> None:
+    def acknowledged(self, consumer: "Consumer", positions: list["Position"]) -> None:
+        super().acknowledged(consumer, positions)
         freed = False
         for position in positions:
             freed |= self._release(position)
@@ -247,6 +248,9 @@ class KeySharedDispatcher(SharedDispatcher):
                 continue
             keyed = self._keyed.get(position) or keyed_entry(entry)
             self._keyed[position] = keyed
+            # Delayed delivery hook: once server/delayed_delivery.py is on main, an entry whose
+            # deliver_at_time lies ahead goes to the tracker here, before a consumer is chosen
+            # (keyed_entry is the one parse of the metadata, so it would carry deliver_at_time).
             read_messages += keyed.messages
             consumer = self._selector.select(keyed.key_hash)
             if consumer is None or consumer.permits <= 0 or self._must_wait(keyed.key_hash, consumer, replaying):

@@ -131,9 +131,8 @@ class Subscription:
                 continue
             whole.append(position)
         self.cursor.delete(whole)
-        consumer.acknowledged(whole)
         if self.dispatcher is not None:
-            self.dispatcher.acknowledged(whole)
+            self.dispatcher.acknowledged(consumer, whole)
         for position in whole:
             self.redelivery_counts.pop(position, None)
 

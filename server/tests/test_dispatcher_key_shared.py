@@ -111,8 +111,7 @@ class Harness:
 
     def ack(self, consumer: Consumer, *positions: Position) -> None:
         self.cursor.deleted.update(positions)
-        consumer.acknowledged(positions)
-        self.dispatcher.acknowledged(list(positions))
+        self.dispatcher.acknowledged(consumer, list(positions))
 
 
 async def settle() -> None:
