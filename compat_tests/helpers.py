@@ -104,22 +104,6 @@ def receive_n(consumer, n: int, timeout_ms: int = RECEIVE_TIMEOUT_MS, ack: bool 
     return got
 
 
-def receive_round_robin(consumers, expected: int, deadline_s: float = 20.0) -> list[list]:
-    """Receive (and ack) from all consumers in turn until ``expected`` messages or a deadline;
-    returns each consumer's share in arrival order."""
-    shares: list[list] = [[] for _ in consumers]
-    deadline = time.monotonic() + deadline_s
-    while sum(map(len, shares)) < expected and time.monotonic() < deadline:
-        for share, consumer in zip(shares, consumers):
-            try:
-                msg = consumer.receive(50)
-            except pulsar.Timeout:
-                continue
-            share.append(msg)
-            consumer.acknowledge(msg)
-    return shares
-
-
 def short(data: bytes, limit: int = 40) -> str:
     """A readable summary of a payload for failure messages."""
     text = repr(data[:limit])

@@ -12,15 +12,16 @@ from __future__ import annotations
 import bisect
 import time
 from collections import defaultdict
+from datetime import timedelta
 
 import mmh3
 import pulsar
 import pytest
 
 from compat_tests.helpers import (
-    data_of, expect_nothing, receive_exactly, receive_n, receive_round_robin, send_all, send_all_async,
-    unique_topic,
+    data_of, expect_nothing, receive_exactly, receive_n, send_all, send_all_async, unique_topic,
 )
+from compat_tests.test_subscription_types import drain
 
 KEYS = [f"key-{k}" for k in range(12)]
 SECOND_OF_TWO_MAX_SLOT = 32768            # AUTO_SPLIT, two consumers: the joiner owns slots 0..32768
@@ -80,7 +81,7 @@ def test_three_consumers_each_get_exactly_their_keys_in_order(client):
 
     produce(unbatched(client, topic), messages)
 
-    shares = receive_round_robin(consumers, len(messages))
+    shares = drain(consumers, len(messages))
     assert sum(map(len, shares)) == len(messages), f"received {[len(s) for s in shares]}"
     for index, share in enumerate(shares):
         mine = {key for key, owner in owners.items() if owner == index}
@@ -99,7 +100,7 @@ def test_key_based_batches_are_dispatched_by_their_key(client):
 
     produce(producer, messages)
 
-    shares = receive_round_robin(consumers, len(messages))
+    shares = drain(consumers, len(messages))
     assert sum(map(len, shares)) == len(messages), f"received {[len(s) for s in shares]}"
     for index, share in enumerate(shares):   # batches of different keys may leave in any order
         mine = {key for key in KEYS if auto_split_owner(key, 2) == index}
@@ -294,3 +295,19 @@ def test_consumers_joining_mid_stream_never_interleave_a_key(client):
         blocks = [owner for i, owner in enumerate(owners) if i == 0 or owners[i - 1] != owner]
         assert len(blocks) == len(set(blocks)), f"{key} went back and forth: {blocks}"
     assert {index for index, _ in log} == {0, 1, 2}
+
+
+def test_delayed_message_on_key_shared_arrives_at_its_key_owner_after_its_delay(client):
+    topic = unique_topic()
+    consumers = [key_shared(client, topic, "ks", f"c{i}") for i in range(2)]
+    key = KEYS[0]
+    owner, other = consumers[auto_split_owner(key, 2)], consumers[1 - auto_split_owner(key, 2)]
+    producer = unbatched(client, topic)
+    sent_at = time.monotonic()
+    producer.send(b"later", partition_key=key, deliver_after=timedelta(milliseconds=1500))
+    producer.send(b"now", partition_key=key)
+
+    assert data_of(receive_n(owner, 1, ack=True)) == [b"now"]
+    assert data_of(receive_n(owner, 1, timeout_ms=6000, ack=True)) == [b"later"]
+    assert time.monotonic() - sent_at >= 1.4
+    expect_nothing(other)

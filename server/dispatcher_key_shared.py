@@ -11,9 +11,11 @@ consumer still holds unacknowledged entries of h. So a key moves to its new owne
 own unacked messages are acked, without pausing the new owner's other keys. allowOutOfOrderDelivery
 lifts that rule (and the next one).
 
-Entries that cannot go now (owner without permits, hash still draining, or older entries of the
-same hash waiting for redelivery) wait in the replay set without blocking other keys; reading past
-them is bounded by Pulsar's look-ahead limits (keySharedLookAheadMsgInReplayThreshold*).
+Entries that cannot go now (owner without permits or at its unacked limit, hash still draining,
+or older entries of the same hash waiting for redelivery) wait in the replay set without blocking
+other keys; reading past them is bounded by Pulsar's look-ahead limits
+(keySharedLookAheadMsgInReplayThreshold*). Delayed messages wait in the Shared dispatcher's
+tracker and, when due, go to their key's owner without holding up newer messages of the key.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING, Iterable
 from protocol import pulsar_api_pb2 as pb
 from protocol.entry import read_metadata
 
+from .dispatcher import messages_in
 from .dispatcher_shared import SharedDispatcher
 from .key_shared_selector import NONE_KEY, ConsumerSelector, sticky_key_hash
 
@@ -67,11 +70,9 @@ def sticky_key_of(metadata: pb.MessageMetadata) -> bytes:
     return NONE_KEY
 
 
-def keyed_entry(entry: "Entry") -> KeyedEntry:
-    """Hash and message count of an entry, from one parse of its top-level metadata."""
-    metadata = read_metadata(entry.data)
-    messages = metadata.num_messages_in_batch if metadata.HasField("num_messages_in_batch") else 1
-    return KeyedEntry(sticky_key_hash(sticky_key_of(metadata)), messages)
+def keyed_entry(metadata: pb.MessageMetadata) -> KeyedEntry:
+    """Hash and message count of an entry, from its top-level metadata."""
+    return KeyedEntry(sticky_key_hash(sticky_key_of(metadata)), messages_in(metadata))
 
 
 class KeySharedDispatcher(SharedDispatcher):
@@ -125,17 +126,15 @@ class KeySharedDispatcher(SharedDispatcher):
         else:
             self.read_more()
 
-    def acknowledged(self, consumer: "Consumer", positions: list["Position"]) -> None:
+    def acknowledged(self, consumer: "Consumer", positions: Iterable["Position"]) -> None:
+        positions = list(positions)
         super().acknowledged(consumer, positions)
-        freed = False
         for position in positions:
-            freed |= self._release(position)
+            self._release(position)
             self._unqueue(position)
             self._keyed.pop(position, None)
-        if freed:
-            self._wake()
-        else:
-            self.read_more()   # acked entries may have left the replay set: room to read on
+        if self._replay:
+            self._wake()   # a hash may be free, a consumer unblocked, or look-ahead room made
 
     def _wake(self) -> None:
         """Something waiting may go now: stop a read parked at the end of the log and read again."""
@@ -148,20 +147,18 @@ class KeySharedDispatcher(SharedDispatcher):
         self._holder[position] = consumer
         self._holders.setdefault(key_hash, Counter())[consumer] += 1
 
-    def _release(self, position: "Position") -> bool:
-        """Forget who holds position; True when that frees a hash with entries waiting."""
+    def _release(self, position: "Position") -> None:
+        """Forget who holds position (acknowledged, or taken back for redelivery)."""
         consumer = self._holder.pop(position, None)
         if consumer is None:
-            return False
+            return
         key_hash = self._keyed[position].key_hash
         counts = self._holders[key_hash]
         counts[consumer] -= 1
-        if counts[consumer] > 0:
-            return False
-        del counts[consumer]
-        if not counts:
-            del self._holders[key_hash]
-        return self._replay_hashes[key_hash] > 0
+        if counts[consumer] <= 0:
+            del counts[consumer]
+            if not counts:
+                del self._holders[key_hash]
 
     def _held_by_another(self, key_hash: int, consumer: "Consumer") -> bool:
         holders = self._holders.get(key_hash)
@@ -211,7 +208,7 @@ class KeySharedDispatcher(SharedDispatcher):
 
     def _can_go_now(self, key_hash: int) -> bool:
         consumer = self._selector.select(key_hash)
-        return consumer is not None and consumer.permits > 0 and not self._must_wait(key_hash, consumer, True)
+        return consumer is not None and consumer.can_take_messages and not self._must_wait(key_hash, consumer, True)
 
     def _new_read_limit(self, max_entries: int) -> int:
         """Read on past waiting entries only while fewer messages than the look-ahead limit wait
@@ -246,24 +243,20 @@ class KeySharedDispatcher(SharedDispatcher):
             if replaying and self.cursor.is_deleted(position):
                 self._keyed.pop(position, None)
                 continue
-            keyed = self._keyed.get(position) or keyed_entry(entry)
-            self._keyed[position] = keyed
-            # Delayed delivery hook: once server/delayed_delivery.py is on main, an entry whose
-            # deliver_at_time lies ahead goes to the tracker here, before a consumer is chosen
-            # (keyed_entry is the one parse of the metadata, so it would carry deliver_at_time).
+            keyed = self._keyed.get(position)
+            if keyed is None:   # first dispatch (or due after a delay): the one metadata parse
+                metadata = read_metadata(entry.data)
+                if self._held_back(position, metadata):
+                    continue
+                keyed = self._keyed[position] = keyed_entry(metadata)
             read_messages += keyed.messages
             consumer = self._selector.select(keyed.key_hash)
-            if consumer is None or consumer.permits <= 0 or self._must_wait(keyed.key_hash, consumer, replaying):
+            if (consumer is None or not consumer.can_take_messages or self._subscription_blocked()
+                    or self._must_wait(keyed.key_hash, consumer, replaying)):
                 self._requeue([position])
                 continue
             self._hold(position, keyed.key_hash, consumer)
-            consumer.send(
-                entry,
-                keyed.messages,
-                self.subscription.redelivery_counts.get(position, 0),
-                self.subscription.ack_set_for_dispatch(position),
-            )
-            sent_messages += keyed.messages
+            sent_messages += self._send(consumer, entry, keyed.messages)
             sent_bytes += len(entry.data)
         if entries:
             self._messages_per_entry = max(1.0, read_messages / len(entries))

@@ -113,6 +113,15 @@ class Topic:
         self.subscriptions[command.subscription] = subscription
         return subscription
 
+    async def create_initial_subscription(self, name: str) -> None:
+        """A producer's initial_subscription_name (a dead-letter producer's, say): a durable
+        subscription from the earliest message, made before the producer is confirmed so
+        nothing it publishes is missed, as Pulsar does."""
+        async with self._subscribing:
+            if name not in self.subscriptions:
+                cursor = await self.ledger.open_cursor(name, InitialPosition.EARLIEST)
+                self.subscriptions[name] = Subscription(self, name, cursor)
+
     @staticmethod
     def _reader_start(command: pb.CommandSubscribe) -> Position:
         """Readers start inclusively at start_message_id; the client drops what it must."""

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from managed_ledger.position import Entry, Position
 from protocol import pulsar_api_pb2 as pb
 from protocol.entry import make_entry
+from server.config import BrokerConfig
 from server.consumer import Consumer
 from server.dispatcher_key_shared import KeySharedDispatcher, LookAheadLimits, keyed_entry
 from server.key_shared_selector import AutoSplitSelector, sticky_key_hash
@@ -59,9 +60,15 @@ class MemoryCursor:
 
 
 @dataclass
+class FakeBroker:
+    config: BrokerConfig = field(default_factory=lambda: BrokerConfig(delayed_delivery_enabled=False))
+
+
+@dataclass
 class FakeTopic:
     ledger: MemoryCursor
     stats: TopicStats = field(default_factory=TopicStats)
+    broker: FakeBroker = field(default_factory=FakeBroker)
 
 
 class FakeSubscription:
@@ -130,17 +137,19 @@ def run(scenario, **harness_options) -> None:
     asyncio.run(main())
 
 
+def metadata(**fields) -> pb.MessageMetadata:
+    return pb.MessageMetadata(producer_name="p", sequence_id=0, publish_time=1, **fields)
+
+
 def test_key_is_taken_from_ordering_key_then_partition_key_and_batches_count_their_messages():
-    entry = Entry(Position(1, 0), make_entry(pb.MessageMetadata(
-        producer_name="p", sequence_id=0, publish_time=1, partition_key="pk", ordering_key=b"ok",
-        num_messages_in_batch=3), b""))
-    assert keyed_entry(entry).key_hash == sticky_key_hash(b"ok")
-    assert keyed_entry(entry).messages == 3
-    encoded = Entry(Position(1, 1), make_entry(pb.MessageMetadata(
-        producer_name="p", sequence_id=1, publish_time=1, partition_key="AAE=", partition_key_b64_encoded=True), b""))
-    assert keyed_entry(encoded).key_hash == sticky_key_hash(b"\x00\x01")
-    bare = Entry(Position(1, 2), make_entry(pb.MessageMetadata(producer_name="p", sequence_id=2, publish_time=1), b""))
-    assert keyed_entry(bare).key_hash == sticky_key_hash(b"NONE_KEY")
+    both = keyed_entry(metadata(partition_key="pk", ordering_key=b"ok", num_messages_in_batch=3))
+    assert (both.key_hash, both.messages) == (sticky_key_hash(b"ok"), 3)
+    encoded = keyed_entry(metadata(partition_key="AAE=", partition_key_b64_encoded=True))
+    assert encoded.key_hash == sticky_key_hash(b"\x00\x01")
+    assert keyed_entry(metadata(partition_key="not base64!", partition_key_b64_encoded=True)).key_hash == \
+        sticky_key_hash(b"NONE_KEY")
+    assert keyed_entry(metadata(partition_key="pk")).key_hash == sticky_key_hash(b"pk")
+    assert keyed_entry(metadata()).key_hash == sticky_key_hash(b"NONE_KEY")
 
 
 def test_a_moved_key_waits_until_its_unacked_entries_are_acked():
