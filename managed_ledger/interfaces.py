@@ -51,8 +51,11 @@ class ManagedCursor(Protocol):
 
     def is_deleted(self, position: Position) -> bool: ...
 
-    def set_batch_ack_set(self, position: Position, ack_set: list[int]) -> None:
-        """Remember a partial batch acknowledgement (bits SET = still unacked), persisted."""
+    def ack_batch_indexes(self, position: Position, ack_set: list[int]) -> list[int] | None:
+        """Partial batch acknowledgement: bits SET in ack_set are still unacknowledged. It is
+        ANDed with earlier partial acks (an index stays unacknowledged only while every ack
+        says so) and persisted. Returns the indexes still unacknowledged, or None once the
+        whole batch is acknowledged (the entry is then deleted) or the entry is gone."""
 
     def batch_ack_set(self, position: Position) -> list[int] | None: ...
 

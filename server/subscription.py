@@ -153,18 +153,14 @@ class Subscription:
     def _acknowledge_in_part(self, consumer: "Consumer", position: Position, message_id: pb.MessageIdData) -> bool:
         """Record a partial batch acknowledgement (bits SET in ack_set = still unacknowledged);
         False when the batch is now wholly acknowledged, or ack sets are not honoured
-        (acknowledgmentAtBatchIndexLevelEnabled off, as in Pulsar). A new ack set is ANDed
-        with the stored one: a client that got a redelivered batch reports the indexes it
-        skipped as unacknowledged, and only both agreeing keeps a message unacknowledged."""
+        (acknowledgmentAtBatchIndexLevelEnabled off, as in Pulsar). The cursor merges it with
+        earlier ones: a client that got a redelivered batch reports the indexes it skipped as
+        unacknowledged, and only every ack agreeing keeps a message unacknowledged."""
         if not (self.topic.broker.config.batch_index_ack_enabled and any(message_id.ack_set)):
             return False
-        stored = self.cursor.batch_ack_set(position)
-        words = list(message_id.ack_set)
-        if stored is not None:
-            words = [a & b for a, b in zip(stored, words)]
-        if not any(words):
+        words = self.cursor.ack_batch_indexes(position, list(message_id.ack_set))
+        if words is None:
             return False
-        self.cursor.set_batch_ack_set(position, words)
         if self.dispatcher is not None:
             self.dispatcher.acknowledged_in_part(consumer, position, unacked_in(words))
         return True
