@@ -64,8 +64,9 @@ def key_shared(client, topic, subscription, name, policy=None, **options):
 
 
 def receive_exactly_and_ack(consumer, expected: list[bytes]) -> None:
-    for msg in receive_exactly(consumer, expected):
-        consumer.acknowledge(msg)
+    """As receive_exactly, acking each message on receipt (the quiet wait flushes the acks)."""
+    assert data_of(receive_n(consumer, len(expected), ack=True)) == expected
+    expect_nothing(consumer)
 
 
 def unbatched(client, topic):
@@ -311,3 +312,18 @@ def test_delayed_message_on_key_shared_arrives_at_its_key_owner_after_its_delay(
     assert data_of(receive_n(owner, 1, timeout_ms=6000, ack=True)) == [b"later"]
     assert time.monotonic() - sent_at >= 1.4
     expect_nothing(other)
+
+
+def test_seek_redelivers_each_key_to_its_owner_again(client):
+    topic = unique_topic()
+    consumers = [key_shared(client, topic, "ks", f"c{i}") for i in range(2)]
+    messages = keyed(2, "seek")
+    produce(unbatched(client, topic), messages)
+    mine = [payloads_for(messages, {k for k in KEYS if auto_split_owner(k, 2) == i}) for i in range(2)]
+    for consumer, expected in zip(consumers, mine):
+        receive_exactly_and_ack(consumer, expected)
+
+    consumers[0].seek(pulsar.MessageId.earliest)     # the broker closes both; they re-subscribe
+
+    for consumer, expected in zip(consumers, mine):
+        receive_exactly(consumer, expected)

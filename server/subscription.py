@@ -13,7 +13,7 @@ from .dispatcher import Dispatcher, unacked_in
 from .dispatcher_key_shared import KeySharedDispatcher, LookAheadLimits
 from .dispatcher_shared import SharedDispatcher
 from .dispatcher_single_active import SingleActiveConsumerDispatcher
-from .errors import ConsumerBusy, NotAllowed
+from .errors import ConsumerBusy, NotAllowed, ServiceNotReady
 from .key_shared_selector import selector_for
 
 if TYPE_CHECKING:
@@ -39,6 +39,8 @@ class Subscription:
         self.dispatcher: Dispatcher | None = None
         #: position -> times redelivered on request (in memory, as Pulsar's redelivery tracker).
         self.redelivery_counts: dict[Position, int] = {}
+        #: True while a seek resets the cursor: consumers re-subscribe only once it is done.
+        self._fenced = False
 
     @property
     def durable(self) -> bool:
@@ -51,6 +53,8 @@ class Subscription:
     def add_consumer(self, consumer: "Consumer") -> None:
         if consumer.sub_type not in SUPPORTED_TYPES:
             raise NotAllowed(f"Subscription type {SubType.Name(consumer.sub_type)} is not supported yet")
+        if self._fenced:
+            raise ServiceNotReady(f"Subscription {self.name} is fenced while a seek resets it")
         replaced = None
         if self.dispatcher is not None and self.dispatcher.consumers:
             self._check_compatible(consumer)
@@ -180,14 +184,20 @@ class Subscription:
             self.dispatcher.redeliver(consumer, positions)
 
     async def reset(self, position: Position) -> None:
-        """Seek: disconnect every consumer (they re-subscribe), move the cursor, read from there."""
-        for consumer in self.consumers:
-            consumer.close_by_broker()
-            self.remove_consumer(consumer, resetting=True)
-        self.redelivery_counts.clear()
-        await self.cursor.reset(position)
-        if self.dispatcher is not None:
-            self.dispatcher.rewind()
+        """Seek: disconnect every consumer (they re-subscribe), move the cursor, read from there.
+        Fenced meanwhile, as Pulsar's subscription is: a consumer that came back before the seek
+        is answered would get messages its client drops while the seek is in progress."""
+        self._fenced = True
+        try:
+            for consumer in self.consumers:
+                consumer.close_by_broker()
+                self.remove_consumer(consumer, resetting=True)
+            self.redelivery_counts.clear()
+            await self.cursor.reset(position)
+            if self.dispatcher is not None:
+                self.dispatcher.rewind()
+        finally:
+            self._fenced = False
 
     def backlog(self) -> int:
         return self.cursor.backlog()
