@@ -24,8 +24,8 @@ from compat_tests.helpers import (
 from compat_tests.test_subscription_types import drain
 
 KEYS = [f"key-{k}" for k in range(12)]
-SECOND_OF_TWO_MAX_SLOT = 32768            # AUTO_SPLIT, two consumers: the joiner owns slots 0..32768
-THIRD_OF_THREE_MAX_SLOT = 16384           # three consumers: the third owns 0..16384, the second ..32768
+CONSISTENT_HASHING_CONFIG = {"subscriptionKeySharedUseConsistentHashing": "true",
+                             "subscriptionKeySharedConsistentHashingReplicaPoints": 100}
 
 
 def slot(key: str) -> int:
@@ -226,8 +226,8 @@ def test_a_sticky_consumer_cannot_join_an_auto_split_subscription(client):
         key_shared(client, topic, "ks", "loose", out_of_order)
 
 
-def test_consistent_hashing_ring_decides_ownership(consistent_hashing_broker, connect):
-    client = connect(consistent_hashing_broker)
+def test_consistent_hashing_ring_decides_ownership(make_broker, connect):
+    client = connect(make_broker(CONSISTENT_HASHING_CONFIG))
     topic = unique_topic()
     names = ["alpha", "beta", "gamma"]
     consumers = {name: key_shared(client, topic, "ks", name) for name in names}
