@@ -327,3 +327,16 @@ def test_seek_redelivers_each_key_to_its_owner_again(client):
 
     for consumer, expected in zip(consumers, mine):
         receive_exactly(consumer, expected)
+
+
+def test_non_persistent_key_shared_gives_each_key_to_its_owner(client):
+    topic = f"non-persistent://public/default/{unique_topic()}"
+    consumers = [key_shared(client, topic, "ks", f"c{i}") for i in range(2)]
+    with pytest.raises(pulsar.ConsumerBusy):
+        key_shared(client, topic, "ks", "sticky", sticky((0, 100)))
+    messages = keyed(3, "np")
+
+    produce(unbatched(client, topic), messages)
+
+    for index, consumer in enumerate(consumers):
+        receive_exactly(consumer, payloads_for(messages, {k for k in KEYS if auto_split_owner(k, 2) == index}))

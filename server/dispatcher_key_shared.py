@@ -32,7 +32,7 @@ from protocol.entry import read_metadata
 
 from .dispatcher import messages_in
 from .dispatcher_shared import SharedDispatcher
-from .key_shared_selector import NONE_KEY, ConsumerSelector, sticky_key_hash
+from .key_shared_selector import NONE_KEY, ConsumerSelector, policy_conflict, sticky_key_hash
 
 if TYPE_CHECKING:
     from managed_ledger.position import Entry, Position
@@ -81,7 +81,7 @@ class KeySharedDispatcher(SharedDispatcher):
         selector: ConsumerSelector, look_ahead: LookAheadLimits,
     ) -> None:
         super().__init__(subscription, max_read_entries)
-        self.mode = meta.keySharedMode
+        self.meta = meta
         self.allow_out_of_order = meta.allowOutOfOrderDelivery
         self._selector = selector
         self._look_ahead = look_ahead
@@ -97,15 +97,7 @@ class KeySharedDispatcher(SharedDispatcher):
 
     def incompatibility(self, meta: pb.KeySharedMeta) -> str | None:
         """Why a consumer with this policy cannot join the connected ones (Pulsar's wording)."""
-        if meta.keySharedMode != self.mode:
-            return (f"Subscription is of different type. Active subscription key_shared mode of "
-                    f"'{pb.KeySharedMode.Name(self.mode)}' is different than the connecting consumer's "
-                    f"key_shared mode '{pb.KeySharedMode.Name(meta.keySharedMode)}'.")
-        if meta.allowOutOfOrderDelivery != self.allow_out_of_order:
-            allowed, refused = ("allows", "does not allow") if self.allow_out_of_order else ("does not allow", "allows")
-            return (f"Subscription is of different type. Active subscription {allowed} out of order delivery "
-                    f"while the connecting consumer {refused} it.")
-        return None
+        return policy_conflict(self.meta, meta)
 
     # -- membership ---------------------------------------------------------------------------
 

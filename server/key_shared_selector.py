@@ -24,6 +24,7 @@ from protocol import pulsar_api_pb2 as pb
 from .errors import ConsumerAssignError
 
 if TYPE_CHECKING:
+    from .config import BrokerConfig
     from .consumer import Consumer
 
 HASH_RANGE_SIZE = 65536
@@ -206,9 +207,24 @@ class StickySelector:
         return None
 
 
-def selector_for(meta: pb.KeySharedMeta, use_consistent_hashing: bool, replica_points: int) -> ConsumerSelector:
+def selector_for(meta: pb.KeySharedMeta, config: "BrokerConfig") -> ConsumerSelector:
+    """The selector a Key_Shared subscription with this policy uses under this broker config."""
     if meta.keySharedMode == pb.STICKY:
         return StickySelector()
-    if use_consistent_hashing:
-        return ConsistentHashSelector(replica_points)
+    if config.subscription_key_shared_use_consistent_hashing:
+        return ConsistentHashSelector(config.subscription_key_shared_consistent_hashing_replica_points)
     return AutoSplitSelector()
+
+
+def policy_conflict(active: pb.KeySharedMeta, joining: pb.KeySharedMeta) -> str | None:
+    """Why a consumer with policy `joining` cannot join consumers with policy `active`, in
+    Pulsar's words (the client gets ConsumerBusy), or None when they agree."""
+    if joining.keySharedMode != active.keySharedMode:
+        return (f"Subscription is of different type. Active subscription key_shared mode of "
+                f"'{pb.KeySharedMode.Name(active.keySharedMode)}' is different than the connecting consumer's "
+                f"key_shared mode '{pb.KeySharedMode.Name(joining.keySharedMode)}'.")
+    if joining.allowOutOfOrderDelivery != active.allowOutOfOrderDelivery:
+        allowed, refused = ("allows", "does not allow") if active.allowOutOfOrderDelivery else ("does not allow", "allows")
+        return (f"Subscription is of different type. Active subscription {allowed} out of order delivery "
+                f"while the connecting consumer {refused} it.")
+    return None

@@ -94,8 +94,7 @@ class Subscription:
         max_read = config.dispatcher_max_read_batch_size
         if consumer.sub_type == pb.CommandSubscribe.Key_Shared:
             meta = consumer.key_shared_meta
-            selector = selector_for(meta, config.subscription_key_shared_use_consistent_hashing,
-                                    config.subscription_key_shared_consistent_hashing_replica_points)
+            selector = selector_for(meta, config)
             look_ahead = LookAheadLimits(config.key_shared_look_ahead_msg_in_replay_threshold_per_consumer,
                                          config.key_shared_look_ahead_msg_in_replay_threshold_per_subscription)
             return KeySharedDispatcher(self, max_read, meta, selector, look_ahead)

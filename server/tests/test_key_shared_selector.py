@@ -7,9 +7,10 @@ from dataclasses import dataclass
 import pytest
 
 from protocol import pulsar_api_pb2 as pb
+from server.config import BrokerConfig
 from server.errors import ConsumerAssignError
 from server.key_shared_selector import (
-    AutoSplitSelector, ConsistentHashSelector, StickySelector, selector_for, sticky_key_hash,
+    AutoSplitSelector, ConsistentHashSelector, StickySelector, policy_conflict, selector_for, sticky_key_hash,
 )
 
 
@@ -123,6 +124,16 @@ def test_sticky_refuses_overlaps_and_keeps_the_owner(taken):
 
 def test_selector_for_picks_by_mode_and_config():
     auto = pb.KeySharedMeta(keySharedMode=pb.AUTO_SPLIT)
-    assert isinstance(selector_for(auto, False, 100), AutoSplitSelector)
-    assert isinstance(selector_for(auto, True, 100), ConsistentHashSelector)
-    assert isinstance(selector_for(pb.KeySharedMeta(keySharedMode=pb.STICKY), True, 100), StickySelector)
+    ring = BrokerConfig(subscription_key_shared_use_consistent_hashing=True)
+    assert isinstance(selector_for(auto, BrokerConfig()), AutoSplitSelector)
+    assert isinstance(selector_for(auto, ring), ConsistentHashSelector)
+    assert isinstance(selector_for(pb.KeySharedMeta(keySharedMode=pb.STICKY), ring), StickySelector)
+
+
+def test_policy_conflict_names_mode_and_out_of_order_mismatches():
+    auto, sticky_meta = pb.KeySharedMeta(keySharedMode=pb.AUTO_SPLIT), pb.KeySharedMeta(keySharedMode=pb.STICKY)
+    loose = pb.KeySharedMeta(keySharedMode=pb.AUTO_SPLIT, allowOutOfOrderDelivery=True)
+    assert policy_conflict(auto, pb.KeySharedMeta(keySharedMode=pb.AUTO_SPLIT)) is None
+    assert "key_shared mode of 'AUTO_SPLIT'" in policy_conflict(auto, sticky_meta)
+    assert "does not allow out of order delivery" in policy_conflict(auto, loose)
+    assert "Active subscription allows out of order delivery" in policy_conflict(loose, auto)
