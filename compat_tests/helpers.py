@@ -176,9 +176,9 @@ def namespace_policy(namespace: str, *fields: str):
     return lambda data_dir: set_namespace_policy(data_dir, namespace, *fields)
 
 
-def read_all(client: pulsar.Client, topic: str, quiet_ms: int = QUIET_MS) -> list[bytes]:
+def read_all(client: pulsar.Client, topic: str, quiet_ms: int = QUIET_MS, **reader_options) -> list[bytes]:
     """Every payload a reader from the earliest position gets (until quiet_ms of silence)."""
-    reader = client.create_reader(topic, pulsar.MessageId.earliest)
+    reader = client.create_reader(topic, pulsar.MessageId.earliest, **reader_options)
     got = []
     try:
         while True:

@@ -23,9 +23,16 @@ BODY = 1000
 WAIT_S = 10.0
 
 
-def _quota_broker(make_broker, namespace: str, **quotas):
-    return make_broker(FAST_CHECK, prepare=namespace_policy(
+def _over_quota(make_broker, connect, name: str, count: int = 20, **quotas):
+    """A broker whose namespace public/<name> has these quotas, and a topic there holding
+    `count` unconsumed messages of BODY bytes: (client, topic, producer, sent)."""
+    namespace = f"public/{name}"
+    broker = make_broker(FAST_CHECK, prepare=namespace_policy(
         namespace, f"backlog_quota_map={json.dumps(quotas)}"))
+    client = connect(broker)
+    topic = f"persistent://{namespace}/{unique_topic()}"
+    producer, sent = _fill(client, topic, count)
+    return client, topic, producer, sent
 
 
 def _bodies(count: int, tag: str = "m") -> list[bytes]:
@@ -56,11 +63,8 @@ def _create_fails(client, topic: str, error: type) -> bool:
 
 
 def test_producer_exception_fails_new_and_existing_producers(make_broker, connect):
-    broker = _quota_broker(make_broker, "public/quota-exc", destination_storage={
+    client, topic, producer, sent = _over_quota(make_broker, connect, "quota-exc", destination_storage={
         "limitSize": LIMIT, "policy": "producer_exception"})
-    client = connect(broker)
-    topic = f"persistent://public/quota-exc/{unique_topic()}"
-    producer, sent = _fill(client, topic)
     _wait_until(lambda: _create_fails(client, topic, pulsar.ProducerBlockedQuotaExceededException),
                 "a new producer is refused")
     accepted = []   # until the periodic check disconnects the existing producer (<= 1 s)
@@ -77,11 +81,8 @@ def test_producer_exception_fails_new_and_existing_producers(make_broker, connec
 
 
 def test_producer_request_hold_holds_sends_until_the_backlog_drains(make_broker, connect):
-    broker = _quota_broker(make_broker, "public/quota-hold", destination_storage={
+    client, topic, producer, sent = _over_quota(make_broker, connect, "quota-hold", destination_storage={
         "limitSize": LIMIT, "policy": "producer_request_hold"})
-    client = connect(broker)
-    topic = f"persistent://public/quota-hold/{unique_topic()}"
-    producer, sent = _fill(client, topic)
     _wait_until(lambda: _create_fails(client, topic, pulsar.ProducerBlockedQuotaExceededError),
                 "a new producer is refused")
     _wait_until(lambda: not producer.is_connected(), "the existing producer is disconnected")
@@ -100,11 +101,8 @@ def test_producer_request_hold_holds_sends_until_the_backlog_drains(make_broker,
 
 
 def test_consumer_backlog_eviction_by_size_skips_the_oldest(make_broker, connect):
-    broker = _quota_broker(make_broker, "public/quota-evict", destination_storage={
+    client, topic, producer, sent = _over_quota(make_broker, connect, "quota-evict", destination_storage={
         "limitSize": LIMIT, "policy": "consumer_backlog_eviction"})
-    client = connect(broker)
-    topic = f"persistent://public/quota-evict/{unique_topic()}"
-    producer, sent = _fill(client, topic)
     time.sleep(2.5)
     assert not _create_fails(client, topic, pulsar.PulsarException)   # producers are not blocked
     consumer = subscribe_earliest(client, topic)
@@ -120,11 +118,8 @@ def test_consumer_backlog_eviction_by_size_skips_the_oldest(make_broker, connect
 
 
 def test_consumer_backlog_eviction_by_age(make_broker, connect):
-    broker = _quota_broker(make_broker, "public/quota-age", message_age={
+    client, topic, producer, _ = _over_quota(make_broker, connect, "quota-age", count=10, message_age={
         "limitTime": 2, "policy": "consumer_backlog_eviction"})
-    client = connect(broker)
-    topic = f"persistent://public/quota-age/{unique_topic()}"
-    producer, _ = _fill(client, topic, 10)
     time.sleep(4)
     fresh = payloads(3, "fresh")
     send_all(producer, fresh)

@@ -30,16 +30,8 @@ def compacting_broker(make_broker):
     return make_broker(COMPACT_ALWAYS)
 
 
-def read_compacted(client, topic: str, quiet_ms: int = 500) -> list[bytes]:
-    reader = client.create_reader(topic, pulsar.MessageId.earliest, is_read_compacted=True)
-    got = []
-    try:
-        while True:
-            got.append(reader.read_next(quiet_ms).data())
-    except pulsar.Timeout:
-        return got
-    finally:
-        reader.close()
+def read_compacted(client, topic: str) -> list[bytes]:
+    return read_all(client, topic, is_read_compacted=True)
 
 
 def wait_for_compacted(client, topic: str, expected: list[bytes]) -> None:

@@ -35,32 +35,37 @@ class Message:
     payload: bytes = b""
 
 
+#: codec -> (compress, decompress(data, uncompressed size)), as the clients encode them.
+_CODECS = {
+    pb.NONE: (lambda data: data, lambda data, size: data),
+    pb.LZ4: (lambda data: lz4.block.compress(data, store_size=False),
+             lambda data, size: lz4.block.decompress(data, uncompressed_size=size)),
+    pb.ZLIB: (zlib.compress, lambda data, size: zlib.decompress(data)),
+    pb.ZSTD: (lambda data: bytes(cramjam.zstd.compress(data)),
+              lambda data, size: bytes(cramjam.zstd.decompress(data))),
+    pb.SNAPPY: (lambda data: bytes(cramjam.snappy.compress_raw(data)),
+                lambda data, size: bytes(cramjam.snappy.decompress_raw(data))),
+}
+
+
+def _codec(codec: int):
+    try:
+        return _CODECS[codec]
+    except KeyError:
+        raise ProtocolError(f"unknown compression codec {codec}") from None
+
+
 def decompress(codec: int, data: bytes, size: int) -> bytes:
-    if codec == pb.NONE:
-        return data
-    if codec == pb.LZ4:
-        return lz4.block.decompress(data, uncompressed_size=size)
-    if codec == pb.ZLIB:
-        return zlib.decompress(data)
-    if codec == pb.ZSTD:
-        return bytes(cramjam.zstd.decompress(data))
-    if codec == pb.SNAPPY:
-        return bytes(cramjam.snappy.decompress_raw(data))
-    raise ProtocolError(f"unknown compression codec {codec}")
+    try:
+        return _codec(codec)[1](data, size)
+    except ProtocolError:
+        raise
+    except Exception as exc:   # each codec library has its own error types
+        raise ProtocolError(f"payload does not decompress: {exc}") from None
 
 
 def compress(codec: int, data: bytes) -> bytes:
-    if codec == pb.NONE:
-        return data
-    if codec == pb.LZ4:
-        return lz4.block.compress(data, store_size=False)
-    if codec == pb.ZLIB:
-        return zlib.compress(data)
-    if codec == pb.ZSTD:
-        return bytes(cramjam.zstd.compress(data))
-    if codec == pb.SNAPPY:
-        return bytes(cramjam.snappy.compress_raw(data))
-    raise ProtocolError(f"unknown compression codec {codec}")
+    return _codec(codec)[0](data)
 
 
 def unpack(entry: bytes) -> list[Message]:
