@@ -49,6 +49,7 @@ class BrokerConfig:
         default=1000, metadata={"key": "delayedDeliveryTickTimeMillis"}
     )
     dispatcher_max_read_batch_size: int = field(default=100, metadata={"key": "dispatcherMaxReadBatchSize"})
+    stats_update_frequency_in_secs: int = field(default=60, metadata={"key": "statsUpdateFrequencyInSecs"})
     data_dir: str = field(default="./data", metadata={"key": "dataDir"})
     journal_sync_data: bool = field(default=True, metadata={"key": "journalSyncData"})
     journal_max_group_wait_ms: float = field(default=1.0, metadata={"key": "journalMaxGroupWaitMSec"})
