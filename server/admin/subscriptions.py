@@ -80,7 +80,8 @@ def _lifecycle_routes(access: TopicAccess) -> list[web.RouteDef]:
         start = message_position(await read_json(request, {"ledgerId": LATEST.ledger_id, "entryId": LATEST.entry_id}))
         sub_name = request.match_info["subscription"]
         require(bool(sub_name.strip()), PRECONDITION_FAILED, "Subscription name must not be empty")
-        created = [await topic.add_subscription(sub_name, start) for topic in await access.targets(access.name(request))]
+        topics = await access.targets(access.name(request), create=True)
+        created = [await topic.add_subscription(sub_name, start) for topic in topics]
         require(all(created), CONFLICT, "Subscription already exists for topic")
         return no_content()
 

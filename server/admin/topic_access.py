@@ -36,9 +36,10 @@ class TopicAccess:
         await self.namespaces.get(name.namespace)
         return name
 
-    async def topic(self, name: TopicName) -> Topic:
-        """The loaded persistent topic (loading it when stored); 404 when it does not exist."""
-        topic = await self.broker.get_topic(name, create=False)
+    async def topic(self, name: TopicName, create: bool = False) -> Topic:
+        """The loaded persistent topic (loading it when stored, or auto-creating it when asked
+        and allowAutoTopicCreation permits); 404 when it does not exist."""
+        topic = await self.broker.get_topic(name, create=create)
         require(isinstance(topic, Topic), METHOD_NOT_ALLOWED, "Operation not allowed on a non-persistent topic")
         return topic
 
@@ -48,11 +49,11 @@ class TopicAccess:
     async def partitions(self, name: TopicName) -> int:
         return await self.broker.partitioned_count(name)
 
-    async def targets(self, name: TopicName) -> list[Topic]:
+    async def targets(self, name: TopicName, create: bool = False) -> list[Topic]:
         """The topic itself, or every partition of a partitioned topic."""
         count = await self.partitions(name)
         names = [name.partition(i) for i in range(count)] if count else [name]
-        return [await self.topic(n) for n in names]
+        return [await self.topic(n, create) for n in names]
 
     async def subscription(self, topic: Topic, sub_name: str):
         subscription = topic.subscriptions.get(sub_name)
