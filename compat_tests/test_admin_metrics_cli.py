@@ -9,7 +9,6 @@ import sys
 import uuid
 
 import pulsar
-import pytest
 
 from compat_tests.admin_http import AdminHttp
 from compat_tests.broker import REPO_ROOT

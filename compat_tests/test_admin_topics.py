@@ -36,6 +36,13 @@ def produce(client: pulsar.Client, topic: str, n: int, **options) -> list:
     return ids
 
 
+def topic_with_subscription(http: AdminHttp, namespace: str, local: str, sub: str) -> tuple[str, str]:
+    """(topic name, its admin path), the topic created with a subscription from the earliest message."""
+    path = f"/admin/v2/persistent/{namespace}/{local}"
+    assert http.put(f"{path}/subscription/{sub}", json=EARLIEST_ID).status_code == 204
+    return f"persistent://{namespace}/{local}", path
+
+
 def backlog(http: AdminHttp, path: str, sub: str) -> int:
     return http.get(f"{path}/stats").json()["subscriptions"][sub]["msgBacklog"]
 
@@ -76,7 +83,7 @@ def test_partitioned_topic_lifecycle(http, namespace):
 
 def test_invalid_topic_names_and_unknown_topics(http, namespace):
     base = f"/admin/v2/persistent/{namespace}"
-    assert http.get(f"/admin/v2/persistent/bad%20tenant/ns/t/stats").status_code == 412
+    assert http.get("/admin/v2/persistent/bad%20tenant/ns/t/stats").status_code == 412
     for suffix in ("stats", "internalStats", "lastMessageId", "subscriptions"):
         response = http.get(f"{base}/nothing-here/{suffix}")
         assert response.status_code == 404, (suffix, response.text)
@@ -158,9 +165,7 @@ def test_subscription_create_at_positions_list_and_delete(http, namespace, broke
 
 def test_skip_clear_backlog_and_reset_cursor(http, namespace, broker, connect):
     client = connect(broker)
-    topic = f"persistent://{namespace}/skip"
-    path = f"/admin/v2/persistent/{namespace}/skip"
-    assert http.put(f"{path}/subscription/s", json=EARLIEST_ID).status_code == 204
+    topic, path = topic_with_subscription(http, namespace, "skip", "s")
     ids = produce(client, topic, 10)
     assert http.post(f"{path}/subscription/s/skip/3").status_code == 204
     assert backlog(http, path, "s") == 7
@@ -185,9 +190,7 @@ def test_skip_clear_backlog_and_reset_cursor(http, namespace, broker, connect):
 
 def test_expire_messages_acknowledges_only_old_ones(http, namespace, broker, connect):
     client = connect(broker)
-    topic = f"persistent://{namespace}/expire"
-    path = f"/admin/v2/persistent/{namespace}/expire"
-    assert http.put(f"{path}/subscription/s", json=EARLIEST_ID).status_code == 204
+    topic, path = topic_with_subscription(http, namespace, "expire", "s")
     assert http.put(f"{path}/subscription/t", json=EARLIEST_ID).status_code == 204
     produce(client, topic, 3)
     time.sleep(2.2)
@@ -201,9 +204,7 @@ def test_expire_messages_acknowledges_only_old_ones(http, namespace, broker, con
 
 def test_peek_and_examine(http, namespace, broker, connect):
     client = connect(broker)
-    topic = f"persistent://{namespace}/peek"
-    path = f"/admin/v2/persistent/{namespace}/peek"
-    assert http.put(f"{path}/subscription/s", json=EARLIEST_ID).status_code == 204
+    topic, path = topic_with_subscription(http, namespace, "peek", "s")
     ids = produce(client, topic, 4)
     peeked = http.get(f"{path}/subscription/s/position/2")
     assert peeked.status_code == 200
@@ -224,9 +225,7 @@ def test_peek_and_examine(http, namespace, broker, connect):
 
 def test_peek_of_compressed_and_batched_entries(http, namespace, broker, connect):
     client = connect(broker)
-    topic = f"persistent://{namespace}/zpeek"
-    path = f"/admin/v2/persistent/{namespace}/zpeek"
-    assert http.put(f"{path}/subscription/s", json=EARLIEST_ID).status_code == 204
+    topic, path = topic_with_subscription(http, namespace, "zpeek", "s")
     producer = client.create_producer(topic, batching_enabled=False, compression_type=pulsar.CompressionType.ZLib)
     producer.send(b"z" * 1000)
     batcher = client.create_producer(topic, batching_enabled=True, batching_max_messages=3,

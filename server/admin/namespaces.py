@@ -11,7 +11,7 @@ from ..namespace_policies import NamespacePolicies, policies_path
 from ..topic_name import TopicName
 from .errors import (BAD_REQUEST, CONFLICT, NOT_FOUND, PRECONDITION_FAILED, json_or_no_content,
                      no_content, query_flag, read_json, require, rest_handler)
-from .metadata_json import create_doc, delete_doc, read_doc
+from .documents import create_doc, read_doc
 from .policy_fields import BACKLOG_QUOTA_TYPES, SCALAR_POLICIES, ScalarPolicy, auth_actions, backlog_quota
 from .tenants import DEFAULT_TENANT, Tenants
 
@@ -96,7 +96,7 @@ def _lifecycle_routes(namespaces: Namespaces) -> list[web.RouteDef]:
         for topic in topics:
             await namespaces.broker.delete_topic(TopicName.parse(topic), force=True)
         await namespaces.broker.delete_partitioned_in(namespace)
-        await delete_doc(namespaces.store, policies_path(namespace))
+        await namespaces.store.delete(policies_path(namespace))
         return no_content()
 
     @rest_handler

@@ -1,5 +1,6 @@
 """/admin/v2/{persistent|non-persistent}/{tenant}/{namespace}[/{topic}...]: topic lifecycle,
-partitions, stats and internal stats, last message id, unload and compaction."""
+partitions, stats and internal stats, last message id and unload. Compaction and termination
+answer 405: this broker does not implement them yet."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from aiohttp import web
 
 from ..broker_service import MODE_NON_PERSISTENT, MODE_PERSISTENT
 from .errors import (BAD_REQUEST, CONFLICT, METHOD_NOT_ALLOWED, NOT_ACCEPTABLE, NOT_FOUND, RestError,
-                     json_or_no_content, no_content, query_flag, read_json, require, rest_handler)
+                     no_content, query_flag, read_json, require, rest_handler)
 from .topic_access import NAMESPACE_TOPICS_PATH, TOPIC_PATH, TopicAccess
 from .topic_stats import internal_stats, partitioned_stats, topic_stats
 
@@ -146,34 +147,19 @@ def _stats_routes(access: TopicAccess) -> list[web.RouteDef]:
             answer["batchIndex"] = batch_index
         return web.json_response(answer)
 
-    @rest_handler
-    async def compaction_status(request: web.Request) -> web.Response:
-        topic = await access.topic(access.name(request))
-        status = getattr(topic, "compaction_status", None)
-        if status is None:
-            raise RestError(METHOD_NOT_ALLOWED, "Topic compaction is not supported by this broker")
-        return json_or_no_content(status())
-
-    @rest_handler
-    async def compact(request: web.Request) -> web.Response:
-        topic = await access.topic(access.name(request))
-        trigger = getattr(topic, "compact", None)
-        if trigger is None:
-            raise RestError(METHOD_NOT_ALLOWED, "Topic compaction is not supported by this broker")
-        await trigger()
-        return no_content()
-
-    @rest_handler
-    async def terminate(request: web.Request) -> web.Response:
-        await access.topic(access.name(request))
-        raise RestError(METHOD_NOT_ALLOWED, "Topic termination is not supported by this broker")
+    def not_supported(what: str):
+        @rest_handler
+        async def refuse(request: web.Request) -> web.Response:
+            await access.topic(access.name(request))   # 404 / 405 for what does not exist first
+            raise RestError(METHOD_NOT_ALLOWED, f"{what} is not supported by this broker")
+        return refuse
 
     return [
         web.get(T + "/stats", stats),
         web.get(T + "/partitioned-stats", stats_of_partitions),
         web.get(T + "/internalStats", internal),
         web.get(T + "/lastMessageId", last_message_id),
-        web.get(T + "/compaction", compaction_status),
-        web.put(T + "/compaction", compact),
-        web.post(T + "/terminate", terminate),
+        web.get(T + "/compaction", not_supported("Topic compaction")),
+        web.put(T + "/compaction", not_supported("Topic compaction")),
+        web.post(T + "/terminate", not_supported("Topic termination")),
     ]
