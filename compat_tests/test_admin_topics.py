@@ -305,3 +305,22 @@ def test_schemas(http, namespace, broker, connect):
     assert http.delete(path).json() == {"version": 1}
     assert http.get(path).status_code == 404
     assert http.delete(path).status_code == 404
+
+
+def test_non_persistent_topic_stats_and_persistent_only_operations(http, namespace, broker, connect):
+    client = connect(broker)
+    topic = f"non-persistent://{namespace}/live"
+    path = f"/admin/v2/non-persistent/{namespace}/live"
+    consumer = client.subscribe(topic, "s")
+    producer = client.create_producer(topic, batching_enabled=False)
+    for body in payloads(3):
+        producer.send(body)
+    assert [m.data() for m in receive_n(consumer, 3)] == payloads(3)
+    assert http.get(f"/admin/v2/non-persistent/{namespace}").json() == [topic]
+    stats = http.get(f"{path}/stats").json()
+    assert (stats["msgInCounter"], stats["msgOutCounter"], stats["storageSize"]) == (3, 3, 0)
+    assert stats["subscriptions"]["s"]["isDurable"] is False
+    assert [p["producerName"] for p in stats["publishers"]] == [producer.producer_name()]
+    for method, suffix in (("GET", "internalStats"), ("POST", "subscription/s/skip_all")):
+        response = http.request(method, f"{path}/{suffix}")
+        assert response.status_code == 405 and reason(response), suffix
