@@ -324,3 +324,24 @@ def test_non_persistent_topic_stats_and_persistent_only_operations(http, namespa
     for method, suffix in (("GET", "internalStats"), ("POST", "subscription/s/skip_all")):
         response = http.request(method, f"{path}/{suffix}")
         assert response.status_code == 405 and reason(response), suffix
+
+
+def test_subscription_out_counters_and_namespace_clear_backlog_and_unload(http, namespace, broker, connect):
+    client = connect(broker)
+    topic_a, path_a = topic_with_subscription(http, namespace, "ca", "reader")
+    topic_b, path_b = topic_with_subscription(http, namespace, "cb", "other")
+    produce(client, topic_a, 4)
+    produce(client, topic_b, 2)
+    consumer = client.subscribe(topic_a, "reader")
+    assert [m.data() for m in receive_n(consumer, 4)] == payloads(4)
+    sub = http.get(f"{path_a}/stats").json()["subscriptions"]["reader"]
+    assert (sub["msgOutCounter"], sub["msgBacklog"]) == (4, 4)
+    assert sub["bytesOutCounter"] > 0 and sub["msgRateOut"] > 0
+
+    assert http.post(f"/admin/v2/namespaces/{namespace}/clearBacklog").status_code == 204
+    assert (backlog(http, path_a, "reader"), backlog(http, path_b, "other")) == (0, 0)
+    assert http.put(f"/admin/v2/namespaces/{namespace}/unload").status_code == 204
+    producer = client.create_producer(topic_a, batching_enabled=False)
+    producer.send(b"after-unload")
+    assert [m.data() for m in receive_n(consumer, 1)] == [b"after-unload"]
+    assert http.post("/admin/v2/namespaces/public/missing/clearBacklog").status_code == 404

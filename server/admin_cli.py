@@ -109,6 +109,10 @@ COMMANDS: dict[str, dict[str, tuple[str, list[tuple[tuple[str, ...], dict]], Bui
                      lambda a: Request("GET", namespace_path(a.namespace))),
         "topics": ("list a namespace's topics", [(("namespace",), {})],
                    lambda a: Request("GET", namespace_path(a.namespace) + "/topics", query={"mode": "ALL"})),
+        "unload": ("unload every topic of a namespace", [(("namespace",), {})],
+                   lambda a: Request("PUT", namespace_path(a.namespace) + "/unload")),
+        "clear-backlog": ("clear the backlog of every subscription", [(("namespace",), {})],
+                          lambda a: Request("POST", namespace_path(a.namespace) + "/clearBacklog")),
         "get-backlog-quotas": ("show backlog quotas", [(("namespace",), {})],
                                lambda a: Request("GET", namespace_path(a.namespace) + "/backlogQuotaMap")),
         "set-backlog-quota": (

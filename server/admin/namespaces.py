@@ -107,8 +107,30 @@ def _lifecycle_routes(namespaces: Namespaces) -> list[web.RouteDef]:
         require(mode is not None, BAD_REQUEST, "mode must be PERSISTENT, NON_PERSISTENT or ALL")
         return web.json_response(await namespaces.broker.topics_of_namespace(namespace, mode))
 
+    @rest_handler
+    async def unload_all(request: web.Request) -> web.Response:
+        namespace = _name(request)
+        await namespaces.get(namespace)
+        for topic in await namespaces.topics(namespace):
+            await namespaces.broker.unload_topic(TopicName.parse(topic))
+        return no_content()
+
+    @rest_handler
+    async def clear_backlog(request: web.Request) -> web.Response:
+        """Every subscription of every loaded persistent topic skips to the end (Pulsar clears
+        the namespace's bundles, which are its loaded topics)."""
+        namespace = _name(request)
+        await namespaces.get(namespace)
+        for topic in namespaces.broker.topics:
+            if topic.name.namespace == namespace:
+                for subscription in topic.subscriptions.values():
+                    subscription.clear_backlog()
+        return no_content()
+
     return [
         web.get("/admin/v2/namespaces/{tenant}", list_namespaces),
+        web.put(NS + "/unload", unload_all),
+        web.post(NS + "/clearBacklog", clear_backlog),
         web.get(NS, get_policies),
         web.put(NS, create_namespace),
         web.delete(NS, delete_namespace),

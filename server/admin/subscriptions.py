@@ -117,10 +117,8 @@ def _cursor_routes(access: TopicAccess) -> list[web.RouteDef]:
 
     @rest_handler
     async def skip_all(request: web.Request) -> web.Response:
-        async for topic, subscription in each_subscription(request):
-            last = topic.ledger.last_confirmed_entry
-            if last.entry_id >= 0 and last > subscription.cursor.mark_delete_position:
-                subscription.cursor.mark_delete(last)
+        async for _, subscription in each_subscription(request):
+            subscription.clear_backlog()
         return no_content()
 
     @rest_handler

@@ -14,6 +14,8 @@ AccessMode = pb.ProducerAccessMode
 #: Counters summed when partitions are aggregated.
 _SUMMED = ("msgRateIn", "msgThroughputIn", "msgRateOut", "msgThroughputOut", "bytesInCounter", "msgInCounter",
            "bytesOutCounter", "msgOutCounter", "storageSize", "backlogSize")
+_SUBSCRIPTION_SUMMED = ("msgBacklog", "msgBacklogNoDelayed", "unackedMessages", "msgRateOut", "msgThroughputOut",
+                        "msgOutCounter", "bytesOutCounter")
 
 
 def topic_stats(topic: Any, window_s: float) -> dict[str, Any]:
@@ -30,7 +32,8 @@ def topic_stats(topic: Any, window_s: float) -> dict[str, Any]:
         "backlogSize": _backlog_bytes(topic) if persistent else 0,
         "publishers": [_publisher(p) for p in topic.producers],
         "waitingPublishers": 0,
-        "subscriptions": {name: _subscription(sub, persistent) for name, sub in sorted(topic.subscriptions.items())},
+        "subscriptions": {name: _subscription(sub, persistent, window_s)
+                          for name, sub in sorted(topic.subscriptions.items())},
         "replication": {},
         "deduplicationStatus": "Enabled" if topic.deduplication is not None else "Disabled",
         "topicEpoch": topic.access.epoch,
@@ -55,9 +58,11 @@ def _publisher(producer: Any) -> dict[str, Any]:
     }
 
 
-def _subscription(sub: Any, persistent: bool) -> dict[str, Any]:
-    consumers = sub.consumers
+def _subscription(sub: Any, persistent: bool, window_s: float) -> dict[str, Any]:
+    consumers, rates = sub.consumers, sub.stats.rates(window_s)
     return {
+        "msgRateOut": rates.msg_rate_out, "msgThroughputOut": rates.msg_throughput_out,
+        "msgOutCounter": sub.stats.messages_out, "bytesOutCounter": sub.stats.bytes_out,
         "msgBacklog": sub.backlog(), "msgBacklogNoDelayed": sub.backlog(),
         "unackedMessages": sum(c.unacked_messages for c in consumers),
         "type": SubType.Name(sub.sub_type) if sub.sub_type is not None else "Exclusive",
@@ -85,10 +90,10 @@ def partitioned_stats(partitions: dict[str, dict[str, Any]], count: int, per_par
             total[key] += stats[key]
         total["publishers"].extend(stats["publishers"])
         for name, sub in stats["subscriptions"].items():
-            merged = total["subscriptions"].setdefault(name, {**sub, "msgBacklog": 0, "unackedMessages": 0,
+            merged = total["subscriptions"].setdefault(name, {**sub, **{key: 0 for key in _SUBSCRIPTION_SUMMED},
                                                                "consumers": []})
-            merged["msgBacklog"] += sub["msgBacklog"]
-            merged["unackedMessages"] += sub["unackedMessages"]
+            for key in _SUBSCRIPTION_SUMMED:
+                merged[key] += sub[key]
             merged["consumers"].extend(sub["consumers"])
     total["averageMsgSize"] = total["bytesInCounter"] / total["msgInCounter"] if total["msgInCounter"] else 0.0
     total["partitions"] = partitions if per_partition else {}
