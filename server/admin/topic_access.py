@@ -7,6 +7,8 @@ from aiohttp import web
 
 from ..broker_service import BrokerService
 from ..errors import InvalidTopicName
+from ..non_persistent_topic import NonPersistentTopic
+from ..subscription import Subscription
 from ..topic import Topic
 from ..topic_name import TopicName
 from .errors import METHOD_NOT_ALLOWED, NOT_FOUND, PRECONDITION_FAILED, RestError, require
@@ -43,7 +45,8 @@ class TopicAccess:
         require(isinstance(topic, Topic), METHOD_NOT_ALLOWED, "Operation not allowed on a non-persistent topic")
         return topic
 
-    async def any_topic(self, name: TopicName):
+    async def any_topic(self, name: TopicName) -> "Topic | NonPersistentTopic":
+        """The loaded topic, persistent or not; 404 when it does not exist."""
         return await self.broker.get_topic(name, create=False)
 
     async def partitions(self, name: TopicName) -> int:
@@ -55,7 +58,7 @@ class TopicAccess:
         names = [name.partition(i) for i in range(count)] if count else [name]
         return [await self.topic(n, create) for n in names]
 
-    async def subscription(self, topic: Topic, sub_name: str):
+    async def subscription(self, topic: Topic, sub_name: str) -> Subscription:
         subscription = topic.subscriptions.get(sub_name)
         require(subscription is not None, NOT_FOUND, "Subscription not found")
         return subscription
