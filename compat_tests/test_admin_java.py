@@ -19,7 +19,8 @@ RUN_TIMEOUT_S = 60
 @pytest.fixture(scope="module")
 def driver_classpath() -> str:
     if shutil.which("mvn") is None or shutil.which("java") is None:
-        pytest.skip("Maven and a JDK are needed to build the Java admin driver")
+        pytest.fail("Maven and a JDK are needed to build the Java admin driver: install them "
+                    "(Debian: apt-get install maven default-jdk-headless)", pytrace=False)
     build = subprocess.run(
         ["mvn", "-B", "-q", "compile", "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies",
          "-DoutputDirectory=target/lib", "-DincludeScope=runtime"],
