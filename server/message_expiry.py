@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 from .config import BrokerConfig
 from .periodic import PeriodicTask
@@ -19,6 +19,7 @@ from .topic import publish_time
 
 if TYPE_CHECKING:
     from .broker_service import BrokerService
+    from .subscription import Subscription
     from .topic import Topic
 
 log = logging.getLogger(__name__)
@@ -36,15 +37,17 @@ def ttl_of(policies: dict[str, Any], config: BrokerConfig) -> int:
     return config.ttl_duration_default_in_seconds
 
 
-async def expire_messages(topic: "Topic", ttl_s: int) -> None:
-    """Acknowledge, on every subscription, the entries published more than ttl_s ago."""
+async def expire_messages(topic: "Topic", ttl_s: int,
+                          subscriptions: "Iterable[Subscription] | None" = None) -> None:
+    """Acknowledge, on the given subscriptions (default: every one), the entries published
+    more than ttl_s ago. Also the admin API's expireMessages."""
     cutoff_ms = int(time.time() * 1000) - ttl_s * 1000
     newest = await topic.ledger.find_newest_matching(lambda entry: publish_time(entry) <= cutoff_ms)
     if newest is None:
         return
-    for subscription in list(topic.subscriptions.values()):
+    for subscription in list(topic.subscriptions.values() if subscriptions is None else subscriptions):
         if subscription.expire_up_to(newest):
-            log.info("%s / %s: messages up to %s expired (TTL %d s)", topic.name,
+            log.info("%s / %s: messages up to %s expired (older than %d s)", topic.name,
                      subscription.name, newest, ttl_s)
 
 
