@@ -10,6 +10,7 @@ import time
 import pulsar
 import pytest
 
+from compat_tests.admin_http import AdminHttp
 from compat_tests.helpers import (
     BATCHES_OF_10, data_of, expect_nothing, read_all, receive_n, send_all_async, unique_topic,
 )
@@ -93,4 +94,21 @@ def test_compacted_view_survives_a_restart(compacting_broker, connect):
     client.close()
     compacting_broker.restart()
     client = connect(compacting_broker)
+    assert read_compacted(client, topic) == COMPACTED
+
+
+def test_on_demand_compaction_through_the_admin_api(make_broker, connect):
+    broker = make_broker({})                              # no threshold: only on demand
+    client = connect(broker)
+    topic = unique_topic("on-demand")
+    send_keyed(client.create_producer(topic, batching_enabled=False), KEYED)
+    admin = AdminHttp(broker.web_url)
+    path = f"/admin/v2/persistent/public/default/{topic}/compaction"
+    assert admin.get(path).json() == {"status": "NOT_RUN", "lastError": ""}
+    assert read_compacted(client, topic) == [value for _, value in KEYED]   # no view yet: the log
+    assert admin.put(path).status_code == 204
+    deadline = time.monotonic() + WAIT_S
+    while (status := admin.get(path).json())["status"] == "RUNNING" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert status == {"status": "SUCCESS", "lastError": ""}
     assert read_compacted(client, topic) == COMPACTED
