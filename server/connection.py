@@ -406,7 +406,8 @@ class Connection(asyncio.Protocol):
 
     async def _get_or_create_schema(self, request: pb.CommandGetOrCreateSchema) -> Cmd:
         version = await self.broker.schemas.register(TopicName.parse(request.topic), request.schema)
-        return commands.get_or_create_schema_response(request.request_id, version)
+        # Bytes (no schema) is never registered: answer the empty version, as Pulsar does.
+        return commands.get_or_create_schema_response(request.request_id, version or b"")
 
 
 def _seek_position(ledger, message_id: pb.MessageIdData) -> Position:
