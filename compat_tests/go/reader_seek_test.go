@@ -96,7 +96,10 @@ func TestSeekByID(t *testing.T) {
 	// The broker redelivers from id 3 itself; the Go consumer filters the seek id and what precedes it.
 	expectEqual(t, "after seek to id 3", sent[4:], texts(receive(t, cons, 6, true)))
 	expectQuiet(t, cons)
-	// The Go consumer refuses Seek(EarliestMessageID()) (partition -1); time zero rewinds fully.
+	// The Go consumer refuses Seek(EarliestMessageID()) (partition -1), and keeps filtering up to
+	// its last seek id across later seeks: a new consumer rewinds to time zero instead.
+	cons.Close()
+	cons = consumer(t, c, pulsar.ConsumerOptions{Topic: topic, SubscriptionName: "seeker"})
 	noErr(t, cons.SeekByTime(time.UnixMilli(0)))
 	expectEqual(t, "after seek to the beginning", sent, texts(receive(t, cons, 10, true)))
 	expectQuiet(t, cons)
