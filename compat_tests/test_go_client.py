@@ -12,18 +12,15 @@ import subprocess
 
 import pytest
 
-from compat_tests.toolchains import build_go, go_scenarios, tail
+from compat_tests.toolchains import BUILD_TIMEOUT_S, go_scenarios, tail
 
 SCENARIO_TIMEOUT_S = 45
 
 
-@pytest.fixture(scope="session")
-def go_binary():
-    return build_go()
-
-
+@pytest.mark.timeout(BUILD_TIMEOUT_S + SCENARIO_TIMEOUT_S + 30)   # the first one builds
 @pytest.mark.parametrize("scenario", go_scenarios())
-def test_go_scenario(scenario, go_binary, broker, partitioned_broker):
+def test_go_scenario(scenario, go_binaries, broker, partitioned_broker):
+    go_binary = go_binaries[0]
     env = {**os.environ, "PULSAR_SERVICE_URL": broker.service_url,
            "PULSAR_PARTITIONED_SERVICE_URL": partitioned_broker.service_url}
     done = subprocess.run(

@@ -9,14 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from compat_tests.toolchains import build_java, java_scenarios, run_program
+from compat_tests.toolchains import BUILD_TIMEOUT_S, java_scenarios, run_program
 
 JVM_TIMEOUT_S = 240
-
-
-@pytest.fixture(scope="session")
-def java_command() -> list[str]:
-    return build_java()
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +20,7 @@ def java_report(java_command, broker, partitioned_broker):
                         partitioned_broker.service_url], JVM_TIMEOUT_S)
 
 
-@pytest.mark.timeout(JVM_TIMEOUT_S + 120)
+@pytest.mark.timeout(BUILD_TIMEOUT_S + JVM_TIMEOUT_S + 60)   # the first one builds and runs
 @pytest.mark.parametrize("scenario", java_scenarios())
 def test_java_scenario(scenario, java_report, broker, partitioned_broker):
     java_report.assert_passed(scenario)

@@ -21,6 +21,7 @@ JAVA_DIR = HERE / "java"
 GO_DIR = HERE / "go"
 JAVA_CLASSPATH_FILE = JAVA_DIR / "target" / "classpath.txt"
 GO_BINARY = GO_DIR / "bin" / "compat.test"
+GO_CROSS_CLIENT = GO_DIR / "bin" / "crossclient"
 BUILD_TIMEOUT_S = 600      # a first build downloads the clients (Maven Central, Go module proxy)
 OUTPUT_TAIL_LINES = 80
 
@@ -58,12 +59,14 @@ def build_java() -> list[str]:
     return ["java", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", classpath]
 
 
-def build_go() -> Path:
-    """Compile the Go scenarios into one test binary."""
+def build_go() -> tuple[Path, Path]:
+    """Compile the Go scenarios into one test binary, and the cross-client program."""
     require_tools("go")
     GO_BINARY.parent.mkdir(exist_ok=True)
     run_build(["go", "test", "-c", "-o", str(GO_BINARY), "."], GO_DIR, "go test -c in compat_tests/go")
-    return GO_BINARY
+    run_build(["go", "build", "-o", str(GO_CROSS_CLIENT), "./cmd/crossclient"], GO_DIR,
+              "go build of compat_tests/go/cmd/crossclient")
+    return GO_BINARY, GO_CROSS_CLIENT
 
 
 def java_scenarios() -> list[str]:
