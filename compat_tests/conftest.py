@@ -16,7 +16,7 @@ from pathlib import Path
 import pulsar
 import pytest
 
-from compat_tests.broker import Broker, BrokerError
+from compat_tests.broker import READY_TIMEOUT_S, Broker, BrokerError
 from compat_tests.toolchains import build_go, build_java
 
 CLIENT_OPERATION_TIMEOUT_S = 10
@@ -105,7 +105,7 @@ def go_binaries():
 
 
 # -- marks: every test here is `compat` (deselect with -m "not compat"), with a tighter timeout --
-COMPAT_TEST_TIMEOUT_S = 60
+COMPAT_TEST_TIMEOUT_S = 45 + READY_TIMEOUT_S   # a test may have to start its broker first
 
 
 def pytest_configure(config):

@@ -8,6 +8,9 @@ import uuid
 
 import pulsar
 
+# Producer options making batches of exactly 10 messages (closed on count, never on time).
+BATCHES_OF_10 = dict(batching_enabled=True, batching_max_messages=10,
+                     batching_max_publish_delay_ms=5000)
 RECEIVE_TIMEOUT_MS = 5000   # how long one expected message may take to arrive
 QUIET_MS = 500              # how long we listen to conclude "nothing more is coming"
 
@@ -119,6 +122,20 @@ def expect_nothing(consumer, quiet_ms: int = QUIET_MS) -> None:
     except pulsar.Timeout:
         return
     raise AssertionError(f"unexpected extra message {short(msg.data())} id={id_tuple(msg.message_id())}")
+
+
+def receive_exactly(consumer, expected, ids=None, timeout_ms: int = RECEIVE_TIMEOUT_MS) -> list:
+    """Receive exactly the payloads ``expected``, in order, then nothing more for QUIET_MS.
+
+    With ``ids``, the received message ids (ledger, entry, partition, batch index) must be those.
+    """
+    expected = list(expected)
+    received = receive_n(consumer, len(expected), timeout_ms)
+    assert data_of(received) == expected
+    if ids is not None:
+        assert [id_tuple(m.message_id()) for m in received] == [id_tuple(i) for i in ids]
+    expect_nothing(consumer)
+    return received
 
 
 def now_ms() -> int:

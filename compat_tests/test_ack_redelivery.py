@@ -5,8 +5,8 @@ from __future__ import annotations
 import pulsar
 
 from compat_tests.helpers import (
-    data_of, expect_nothing, payloads, receive_n, send_all, send_all_async, subscribe_earliest,
-    unique_topic,
+    BATCHES_OF_10, data_of, expect_nothing, payloads, receive_exactly, receive_n, send_all,
+    send_all_async, subscribe_earliest, unique_topic,
 )
 
 NACK_DELAY_MS = 200
@@ -30,10 +30,7 @@ def test_individual_acks_survive_resubscribe_and_unacked_are_redelivered(client)
     consumer.close()
 
     again = subscribe_earliest(client, topic, "acks")
-    redelivered = receive_n(again, 5)
-    assert data_of(redelivered) == contents[1::2]
-    assert [m.message_id() for m in redelivered] == [m.message_id() for m in received[1::2]]
-    expect_nothing(again)
+    receive_exactly(again, contents[1::2], ids=[m.message_id() for m in received[1::2]])
 
 
 def test_cumulative_ack_covers_everything_up_to_the_message(client):
@@ -46,15 +43,13 @@ def test_cumulative_ack_covers_everything_up_to_the_message(client):
     consumer.close()
 
     again = subscribe_earliest(client, topic, "cumulative")
-    assert data_of(receive_n(again, 4)) == contents[6:]
-    expect_nothing(again)
+    receive_exactly(again, contents[6:])
 
 
 def test_fully_acked_batch_is_not_redelivered_but_unacked_batch_is(client):
     topic = unique_topic()
     consumer = subscribe_earliest(client, topic, "batches")
-    producer = client.create_producer(topic, batching_enabled=True, batching_max_messages=10,
-                                      batching_max_publish_delay_ms=5000)
+    producer = client.create_producer(topic, **BATCHES_OF_10)
     contents = payloads(20)
     send_all_async(producer, contents)
 
@@ -64,8 +59,7 @@ def test_fully_acked_batch_is_not_redelivered_but_unacked_batch_is(client):
     consumer.close()
 
     again = subscribe_earliest(client, topic, "batches")
-    assert data_of(receive_n(again, 10)) == contents[10:]
-    expect_nothing(again)
+    receive_exactly(again, contents[10:])
 
 
 def test_redeliver_unacknowledged_resends_only_unacked(client):
@@ -78,8 +72,7 @@ def test_redeliver_unacknowledged_resends_only_unacked(client):
     consumer.acknowledge(received[1])
     consumer.redeliver_unacknowledged_messages()
 
-    assert data_of(receive_n(consumer, 3)) == contents[2:]
-    expect_nothing(consumer)
+    receive_exactly(consumer, contents[2:])
 
 
 def test_negative_ack_redelivers_that_message_with_a_redelivery_count(client):
@@ -114,5 +107,4 @@ def test_unsubscribe_removes_the_subscription(client):
     fresh = client.subscribe(topic, "gone", initial_position=pulsar.InitialPosition.Latest)
     expect_nothing(fresh)
     new = produce(client, topic, 2, "new")
-    assert data_of(receive_n(fresh, 2)) == new
-    expect_nothing(fresh)
+    receive_exactly(fresh, new)

@@ -15,8 +15,8 @@ import time
 import pulsar
 
 from compat_tests.helpers import (
-    data_of, expect_nothing, id_tuple, payloads, receive_n, send_all, send_all_async,
-    subscribe_earliest, unique_topic,
+    data_of, payloads, receive_exactly, receive_n, send_all, send_all_async, subscribe_earliest,
+    unique_topic,
 )
 
 CLIENT_ACK_GROUPING_S = 0.1
@@ -42,10 +42,7 @@ def test_every_receipted_message_survives_kill9(fresh_broker, connect):
 
     client = connect(fresh_broker)
     consumer = subscribe_earliest(client, topic)
-    received = receive_n(consumer, 200)
-    assert data_of(received) == contents
-    assert [id_tuple(m.message_id()) for m in received] == [id_tuple(i) for i in ids]
-    expect_nothing(consumer)
+    receive_exactly(consumer, contents, ids=ids)
 
     # the restarted broker appends after what it recovered
     later = client.create_producer(topic).send(b"after-restart")
@@ -64,10 +61,7 @@ def test_batched_async_messages_survive_kill9(fresh_broker, connect):
     crash_and_restart(fresh_broker, client)
 
     consumer = subscribe_earliest(connect(fresh_broker), topic)
-    received = receive_n(consumer, 2000)
-    assert data_of(received) == contents
-    assert [id_tuple(m.message_id()) for m in received] == [id_tuple(i) for i in ids]
-    expect_nothing(consumer)
+    receive_exactly(consumer, contents, ids=ids)
 
 
 def test_ack_state_survives_kill9_after_the_flush_bound(fresh_broker, connect):
@@ -85,8 +79,7 @@ def test_ack_state_survives_kill9_after_the_flush_bound(fresh_broker, connect):
     crash_and_restart(fresh_broker, client)
 
     consumer = subscribe_earliest(connect(fresh_broker), topic, "durable-sub")
-    assert data_of(receive_n(consumer, 20 - acked)) == contents[acked:]
-    expect_nothing(consumer)
+    receive_exactly(consumer, contents[acked:])
 
 
 def test_sigterm_is_a_clean_shutdown_that_keeps_data_and_acks(fresh_broker, connect):

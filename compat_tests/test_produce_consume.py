@@ -8,8 +8,8 @@ import pulsar
 import pytest
 
 from compat_tests.helpers import (
-    data_of, entry_of, expect_nothing, full_name, id_tuple, now_ms, payloads, receive_n, send_all,
-    send_all_async, subscribe_earliest, unique_topic,
+    BATCHES_OF_10, data_of, entry_of, full_name, id_tuple, now_ms, payloads, receive_exactly,
+    receive_n, send_all, send_all_async, subscribe_earliest, unique_topic,
 )
 
 COMPRESSIONS = [pulsar.CompressionType.LZ4, pulsar.CompressionType.ZLib,
@@ -35,10 +35,7 @@ def test_sync_send_round_trip(client):
     ids = send_all(producer, contents)
 
     assert_one_entry_per_message(ids)
-    received = receive_n(consumer, 20)
-    assert data_of(received) == contents
-    assert_same_ids(received, ids)
-    expect_nothing(consumer)
+    receive_exactly(consumer, contents, ids=ids)
 
 
 def test_async_send_receipts_all_arrive_in_order(client):
@@ -52,18 +49,14 @@ def test_async_send_receipts_all_arrive_in_order(client):
     assert len(ids) == 300
     assert all(a < b for a, b in zip(ids, ids[1:])), "receipted ids must increase in send order"
     assert_one_entry_per_message(ids)
-    received = receive_n(consumer, 300, ack=True)
-    assert data_of(received) == contents
-    assert_same_ids(received, ids)
-    expect_nothing(consumer)
+    receive_exactly(consumer, contents, ids=ids)
 
 
 def test_batched_messages_share_one_entry_with_batch_indexes(client):
     topic = unique_topic()
     consumer = subscribe_earliest(client, topic)
     # Batches close on count only: a long publish delay and a count of 10.
-    producer = client.create_producer(topic, batching_enabled=True, batching_max_messages=10,
-                                      batching_max_publish_delay_ms=5000)
+    producer = client.create_producer(topic, **BATCHES_OF_10)
     contents = payloads(30)
 
     ids = send_all_async(producer, contents)
@@ -75,10 +68,7 @@ def test_batched_messages_share_one_entry_with_batch_indexes(client):
         assert {entry_of(i) for i in chunk} == {entries[batch * 10]}
         assert [i.batch_index() for i in chunk] == list(range(10))
     assert entries[0] < entries[10] < entries[20]
-    received = receive_n(consumer, 30)
-    assert data_of(received) == contents
-    assert_same_ids(received, ids)
-    expect_nothing(consumer)
+    receive_exactly(consumer, contents, ids=ids)
 
 
 def test_batching_disabled_gives_one_entry_per_async_send(client):
@@ -106,8 +96,7 @@ def test_compressed_payloads_round_trip_exactly(client, compression, batching):
 
     send_all_async(producer, contents)
 
-    assert data_of(receive_n(consumer, len(contents))) == contents
-    expect_nothing(consumer)
+    receive_exactly(consumer, contents)
 
 
 @pytest.mark.parametrize("batching", [False, True], ids=["unbatched", "batched"])

@@ -13,19 +13,18 @@ import pulsar
 import pytest
 
 from compat_tests.helpers import (
-    data_of, expect_nothing, id_tuple, now_ms, payloads, receive_n, send_all, send_all_async,
-    subscribe_earliest, unique_topic,
+    BATCHES_OF_10, data_of, expect_nothing, id_tuple, now_ms, payloads, receive_exactly, receive_n,
+    send_all, send_all_async, subscribe_earliest, unique_topic,
 )
 
 ACK_FLUSH_WAIT_S = 0.5   # the client groups acks for 100 ms; let them reach the broker first
-BATCH = dict(batching_enabled=True, batching_max_messages=10, batching_max_publish_delay_ms=5000)
 
 
 def produce(client, topic, n, batched=False, tag="m"):
     """Produce n messages (batches of 10 if batched); return (contents, receipted ids)."""
     contents = payloads(n, tag)
     if batched:
-        return contents, send_all_async(client.create_producer(topic, **BATCH), contents)
+        return contents, send_all_async(client.create_producer(topic, **BATCHES_OF_10), contents)
     return contents, send_all(client.create_producer(topic), contents)
 
 
@@ -51,8 +50,7 @@ def test_reader_from_latest_gets_only_new_messages(client):
     assert not reader.has_message_available()
     expect_nothing(reader)
     new, _ = produce(client, topic, 3, tag="new")
-    assert data_of(receive_n(reader, 3)) == new
-    expect_nothing(reader)
+    receive_exactly(reader, new)
 
 
 def test_reader_on_empty_topic_has_nothing_available(client):
@@ -73,10 +71,7 @@ def test_reader_from_a_message_id(client, batched, inclusive):
     reader = client.create_reader(topic, ids[start], start_message_id_inclusive=inclusive)
 
     first = start if inclusive else start + 1
-    received = receive_n(reader, 20 - first)
-    assert data_of(received) == contents[first:]
-    assert [id_tuple(m.message_id()) for m in received] == [id_tuple(i) for i in ids[first:]]
-    expect_nothing(reader)
+    receive_exactly(reader, contents[first:], ids=ids[first:])
 
 
 def test_reader_from_a_serialized_message_id(client):
@@ -104,8 +99,7 @@ def test_seek_to_message_id_rewinds_an_acked_subscription(client, inclusive):
     consumer.seek(ids[3])
 
     first = 3 if inclusive else 4
-    assert data_of(receive_n(consumer, 10 - first)) == contents[first:]
-    expect_nothing(consumer)
+    receive_exactly(consumer, contents[first:])
 
 
 def test_seek_to_earliest_redelivers_everything(client):
@@ -116,8 +110,7 @@ def test_seek_to_earliest_redelivers_everything(client):
 
     consumer.seek(pulsar.MessageId.earliest)
 
-    assert data_of(receive_n(consumer, 6)) == contents
-    expect_nothing(consumer)
+    receive_exactly(consumer, contents)
 
 
 def test_seek_to_timestamp_starts_at_first_message_published_since(client):

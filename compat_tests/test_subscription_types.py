@@ -1,25 +1,22 @@
 """Subscription types: Shared spreads messages, Key_Shared keeps keys together, Exclusive admits
-one consumer, Failover has one active consumer at a time; delayed delivery on Shared only."""
+one consumer. Failover and delayed delivery have files of their own."""
 
 from __future__ import annotations
 
 import time
 from collections import defaultdict
-from datetime import timedelta
 
 import pulsar
 import pytest
 
-from compat_tests.helpers import (
-    data_of, expect_nothing, now_ms, payloads, receive_n, send_all, send_all_async, unique_topic,
-)
+from compat_tests.helpers import data_of, payloads, send_all_async, unique_topic
 
 DRAIN_DEADLINE_S = 20.0
-DELAY_MS = 1500
 
 
-def drain(consumers, expected: int) -> list[list]:
-    """Receive from all consumers in turn (acking) until ``expected`` messages or a deadline."""
+def drain(consumers, expected: int, ack: bool = True) -> list[list]:
+    """Receive from all consumers in turn (acking, unless told not to) until ``expected``
+    messages or a deadline."""
     got: list[list] = [[] for _ in consumers]
     deadline = time.monotonic() + DRAIN_DEADLINE_S
     while sum(map(len, got)) < expected and time.monotonic() < deadline:
@@ -29,7 +26,8 @@ def drain(consumers, expected: int) -> list[list]:
             except pulsar.Timeout:
                 continue
             share.append(msg)
-            consumer.acknowledge(msg)
+            if ack:
+                consumer.acknowledge(msg)
     return got
 
 
@@ -94,56 +92,3 @@ def test_exclusive_subscription_refuses_a_second_consumer(client):
         client.subscribe(topic, "only-one", consumer_type=pulsar.ConsumerType.Exclusive)
     # another subscription on the same topic is fine
     client.subscribe(topic, "another", consumer_type=pulsar.ConsumerType.Exclusive)
-
-
-def test_failover_has_one_active_consumer_and_the_standby_takes_over(client):
-    topic = unique_topic()
-    consumers = subscribe_many(client, topic, "failover", pulsar.ConsumerType.Failover,
-                               initial_position=pulsar.InitialPosition.Earliest)
-    contents = payloads(10)
-    send_all(client.create_producer(topic), contents)
-
-    shares = [[] for _ in consumers]
-    for share, consumer in zip(shares, consumers):
-        try:
-            share.append(consumer.receive(2000))
-        except pulsar.Timeout:
-            pass
-    active = [i for i, share in enumerate(shares) if share]
-    assert len(active) == 1, f"exactly one consumer must be active: {[len(s) for s in shares]}"
-    active_consumer, standby = consumers[active[0]], consumers[1 - active[0]]
-    received = shares[active[0]] + receive_n(active_consumer, 4)
-    assert data_of(received) == contents[:5]
-    for msg in received:
-        active_consumer.acknowledge(msg)
-
-    active_consumer.close()   # its prefetched but unacked messages go to the standby
-
-    assert data_of(receive_n(standby, 5)) == contents[5:]
-    expect_nothing(standby)
-
-
-def test_delayed_message_on_shared_arrives_after_its_delay(client):
-    topic = unique_topic()
-    consumer = client.subscribe(topic, "delayed", consumer_type=pulsar.ConsumerType.Shared)
-    producer = client.create_producer(topic)
-    sent_at = now_ms()
-    producer.send(b"later", deliver_after=timedelta(milliseconds=DELAY_MS))
-    producer.send(b"now")
-
-    first = consumer.receive(5000)
-    assert first.data() == b"now"
-    consumer.acknowledge(first)
-    second = consumer.receive(DELAY_MS + 5000)
-    assert second.data() == b"later"
-    assert now_ms() >= sent_at + DELAY_MS - 50
-
-
-def test_delay_is_ignored_on_exclusive_subscriptions(client):
-    topic = unique_topic()
-    consumer = client.subscribe(topic, "not-delayed", consumer_type=pulsar.ConsumerType.Exclusive)
-    producer = client.create_producer(topic)
-    producer.send(b"later", deliver_after=timedelta(seconds=30))
-    producer.send(b"now")
-
-    assert data_of(receive_n(consumer, 2)) == [b"later", b"now"]

@@ -6,8 +6,7 @@ import re
 from collections import defaultdict
 
 from compat_tests.helpers import (
-    data_of, expect_nothing, full_name, payloads, receive_n, send_all, subscribe_earliest,
-    unique_topic,
+    expect_nothing, full_name, payloads, receive_n, send_all, subscribe_earliest, unique_topic,
 )
 
 PARTITIONS = 3   # defaultNumPartitions of the partitioned_broker fixture

@@ -194,14 +194,17 @@ class ManagedCursorImpl:
             self._advance_over_acked()
             self._mark_dirty()
 
-    def set_batch_ack_set(self, position: Position, ack_set: list[int]) -> None:
+    def ack_batch_indexes(self, position: Position, ack_set: list[int]) -> list[int] | None:
         if self.is_deleted(position) or not self._is_stored(position):
-            return
-        if not any(ack_set):
+            return None
+        stored = self._batch_acks.get(position)
+        words = list(ack_set) if stored is None else [a & b for a, b in zip(stored, ack_set)]
+        if not any(words):
             self.delete([position])
-            return
-        self._batch_acks[position] = list(ack_set)
+            return None
+        self._batch_acks[position] = words
         self._mark_dirty()
+        return list(words)
 
     def batch_ack_set(self, position: Position) -> list[int] | None:
         words = self._batch_acks.get(position)

@@ -7,6 +7,7 @@ storage threads and completes loop futures).
 
 from __future__ import annotations
 
+import asyncio
 from typing import Callable, Iterable, Mapping, Protocol
 
 from .position import Entry, InitialPosition, Position
@@ -50,8 +51,11 @@ class ManagedCursor(Protocol):
 
     def is_deleted(self, position: Position) -> bool: ...
 
-    def set_batch_ack_set(self, position: Position, ack_set: list[int]) -> None:
-        """Remember a partial batch acknowledgement (bits SET = still unacked), persisted."""
+    def ack_batch_indexes(self, position: Position, ack_set: list[int]) -> list[int] | None:
+        """Partial batch acknowledgement: bits SET in ack_set are still unacknowledged. It is
+        ANDed with earlier partial acks (an index stays unacknowledged only while every ack
+        says so) and persisted. Returns the indexes still unacknowledged, or None once the
+        whole batch is acknowledged (the entry is then deleted) or the entry is gone."""
 
     def batch_ack_set(self, position: Position) -> list[int] | None: ...
 
@@ -87,6 +91,10 @@ class ManagedLedger(Protocol):
 
     async def add_entry(self, data: bytes) -> Position:
         """Append one entry; resolves only once it is on disk (fsync)."""
+
+    def append(self, data: bytes) -> "asyncio.Future[Position]":
+        """add_entry without a coroutine (no task per entry on the SEND path): the future
+        resolves once the entry is on disk. Appends complete in call order."""
 
     async def read_entry(self, position: Position) -> Entry | None: ...
 

@@ -179,6 +179,9 @@ class ManagedLedgerImpl:
     # ---- writing -------------------------------------------------------------------------
 
     async def add_entry(self, data: bytes) -> Position:
+        return await self.append(data)
+
+    def append(self, data: bytes) -> "asyncio.Future[Position]":
         if self._closing:
             raise ManagedLedgerClosedError(f"managed ledger {self.name} is closed")
         future: asyncio.Future[Position] = self._loop.create_future()
@@ -188,7 +191,7 @@ class ManagedLedgerImpl:
             self._queued.append(_QueuedAdd(data, future))
             if self._state is ManagedLedgerState.LEDGER_NEEDED:
                 self._start_rollover()
-        return await future
+        return future
 
     def _send(self, data: bytes, future: asyncio.Future[Position]) -> None:
         writer = self._writer

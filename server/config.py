@@ -31,6 +31,16 @@ class BrokerConfig:
     batch_index_ack_enabled: bool = field(
         default=False, metadata={"key": "acknowledgmentAtBatchIndexLevelEnabled"}
     )
+    max_unacked_messages_per_consumer: int = field(
+        default=50000, metadata={"key": "maxUnackedMessagesPerConsumer"}
+    )
+    max_unacked_messages_per_subscription: int = field(
+        default=200000, metadata={"key": "maxUnackedMessagesPerSubscription"}
+    )
+    delayed_delivery_enabled: bool = field(default=True, metadata={"key": "delayedDeliveryEnabled"})
+    delayed_delivery_tick_time_millis: int = field(
+        default=1000, metadata={"key": "delayedDeliveryTickTimeMillis"}
+    )
     dispatcher_max_read_batch_size: int = field(default=100, metadata={"key": "dispatcherMaxReadBatchSize"})
     data_dir: str = field(default="./data", metadata={"key": "dataDir"})
     journal_sync_data: bool = field(default=True, metadata={"key": "journalSyncData"})

@@ -218,6 +218,8 @@ class Connection(asyncio.Protocol):
         if existing is None:
             name = TopicName.parse(request.topic)
             topic = await self.broker.get_topic(name)
+            if request.initial_subscription_name:
+                await topic.create_initial_subscription(request.initial_subscription_name)
             schema_version = None
             if request.HasField("schema"):
                 schema_version = await self.broker.schemas.register(name, request.schema)

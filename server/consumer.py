@@ -1,4 +1,9 @@
-"""A consumer attached to a subscription: its permits and the entries it has not acknowledged."""
+"""A consumer attached to a subscription: its permits and the entries it has not acknowledged.
+
+On Shared and Key_Shared a consumer with max_unacked set stops receiving once that many
+messages are unacknowledged, and resumes when acks bring it down to half (Pulsar's
+blockedConsumerOnUnackedMsgs).
+"""
 
 from __future__ import annotations
 
@@ -31,12 +36,24 @@ class Consumer:
     permits: int = field(default=0, init=False)
     #: Entries sent and not yet acknowledged -> messages in each.
     pending_acks: dict["Position", int] = field(default_factory=dict, init=False)
+    #: Messages in pending_acks.
+    unacked_messages: int = field(default=0, init=False)
+    #: maxUnackedMessagesPerConsumer where it applies (Shared, Key_Shared); 0 = unlimited.
+    max_unacked: int = field(default=0, init=False)
+    blocked_on_unacked: bool = field(default=False, init=False)
+
+    @property
+    def can_take_messages(self) -> bool:
+        return self.permits > 0 and not self.blocked_on_unacked
 
     def send(self, entry: "Entry", num_messages: int, redelivery_count: int, ack_set: list[int] | None) -> None:
         """Write one stored entry as MESSAGE, bytes unchanged, and count it as unacknowledged."""
         position = entry.position
         self.pending_acks[position] = num_messages
         self.permits -= num_messages
+        self.unacked_messages += num_messages
+        if self.max_unacked and self.unacked_messages >= self.max_unacked:
+            self.blocked_on_unacked = True
         header, body = encode_payload_frame(
             commands.message(
                 self.consumer_id,
@@ -50,21 +67,39 @@ class Consumer:
         )
         self.connection.write_parts(header, body)
 
-    def acknowledged(self, positions: Iterable["Position"]) -> None:
-        for position in positions:
-            self.pending_acks.pop(position, None)
+    def acknowledged(self, positions: Iterable["Position"]) -> int:
+        """Forget acknowledged entries; returns the messages they held."""
+        return self._forget(positions)
 
-    def acknowledged_up_to(self, position: "Position") -> None:
-        for pending in [p for p in self.pending_acks if p <= position]:
-            del self.pending_acks[pending]
+    def acknowledged_up_to(self, position: "Position") -> int:
+        return self._forget([p for p in self.pending_acks if p <= position])
+
+    def acknowledged_in_part(self, position: "Position", unacked_in_entry: int) -> int:
+        """Part of a batch was acknowledged: only unacked_in_entry of its messages remain."""
+        held = self.pending_acks.get(position)
+        if held is None or unacked_in_entry >= held:
+            return 0
+        self.pending_acks[position] = unacked_in_entry
+        return self._uncount(held - unacked_in_entry)
 
     def take_pending(self, positions: Iterable["Position"] | None = None) -> list["Position"]:
         """Forget pending entries (all, or those named) and return them for redelivery."""
-        if positions is None:
-            taken = sorted(self.pending_acks)
-            self.pending_acks.clear()
-            return taken
-        return sorted(p for p in positions if self.pending_acks.pop(p, None) is not None)
+        candidates = list(self.pending_acks) if positions is None else positions
+        taken = sorted(p for p in candidates if p in self.pending_acks)
+        self._forget(taken)
+        return taken
+
+    def _forget(self, positions: Iterable["Position"]) -> int:
+        removed = 0
+        for position in positions:
+            removed += self.pending_acks.pop(position, 0)
+        return self._uncount(removed)
+
+    def _uncount(self, messages: int) -> int:
+        self.unacked_messages -= messages
+        if self.blocked_on_unacked and self.unacked_messages <= self.max_unacked // 2:
+            self.blocked_on_unacked = False
+        return messages
 
     def set_active(self, is_active: bool) -> None:
         self.connection.write(commands.active_consumer_change(self.consumer_id, is_active))

@@ -3,6 +3,10 @@
 A subclass decides who gets an entry (`_select_consumer`), who may join, and what a
 redelivery means for its subscription type. Entries that cannot be placed go back: replayed
 positions to the replay set, fresh ones by moving the cursor's read position back.
+
+Each entry's top-level metadata is read once here: it gives the message count (permits) and
+deliver_at_time, which a subclass with a DelayedDeliveryTracker (`self.delayed`) honours.
+The dispatcher also counts messages sent and not yet acknowledged, over all its consumers.
 """
 
 from __future__ import annotations
@@ -13,7 +17,10 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Iterable
 
 from managed_ledger.position import Entry, Position
+from protocol import pulsar_api_pb2 as pb
 from protocol.entry import read_metadata
+
+from .delayed_delivery import DelayedDeliveryTracker
 
 if TYPE_CHECKING:
     from .consumer import Consumer
@@ -24,10 +31,14 @@ log = logging.getLogger(__name__)
 READ_RETRY_DELAY_S = 1.0
 
 
-def messages_in(entry: Entry) -> int:
+def messages_in(metadata: pb.MessageMetadata) -> int:
     """Messages an entry carries: a batch is one entry holding num_messages_in_batch messages."""
-    metadata = read_metadata(entry.data)
     return metadata.num_messages_in_batch if metadata.HasField("num_messages_in_batch") else 1
+
+
+def unacked_in(ack_set: list[int]) -> int:
+    """Messages of a batch still unacknowledged: SET bits of its int64 ack-set words."""
+    return sum((word & 0xFFFF_FFFF_FFFF_FFFF).bit_count() for word in ack_set)
 
 
 class Dispatcher(ABC):
@@ -41,6 +52,10 @@ class Dispatcher(ABC):
         self._rewind_pending = False
         self._messages_per_entry = 1.0
         self._closed = False
+        #: Messages sent to the consumers and not yet acknowledged (or taken back).
+        self.unacked_messages = 0
+        #: Set by subscription types that honour deliver_at_time (Shared, Key_Shared).
+        self.delayed: DelayedDeliveryTracker | None = None
 
     # -- membership, decided by the subscription type ---------------------------------------
 
@@ -110,24 +125,60 @@ class Dispatcher(ABC):
         return entries
 
     def _dispatch(self, entries: list[Entry], replaying: bool) -> None:
-        messages = 0
+        messages = sent_bytes = 0
         for index, entry in enumerate(entries):
             if replaying and self.cursor.is_deleted(entry.position):
+                continue
+            metadata = read_metadata(entry.data)
+            if self._held_back(entry.position, metadata):
                 continue
             consumer = self._select_consumer()
             if consumer is None:
                 self._give_back(entries[index:], replaying)
                 break
-            count = messages_in(entry)
-            messages += count
-            consumer.send(
-                entry,
-                count,
-                self.subscription.redelivery_counts.get(entry.position, 0),
-                self.subscription.ack_set_for_dispatch(entry.position),
-            )
+            messages += self._send(consumer, entry, messages_in(metadata))
+            sent_bytes += len(entry.data)
         self._messages_per_entry = max(1.0, messages / len(entries))
-        self.subscription.topic.stats.dispatched(messages, sum(len(e.data) for e in entries))
+        self.subscription.topic.stats.dispatched(messages, sent_bytes)
+
+    def _held_back(self, position: Position, metadata: pb.MessageMetadata) -> bool:
+        """A delayed message whose time has not come: the tracker keeps it for later."""
+        if self.delayed is None or not metadata.HasField("deliver_at_time"):
+            return False
+        return self.delayed.hold(position, metadata.deliver_at_time)
+
+    def _send(self, consumer: "Consumer", entry: Entry, count: int) -> int:
+        """Send one entry; a partly acknowledged batch costs only its unacknowledged messages."""
+        ack_set = self.subscription.ack_set_for_dispatch(entry.position)
+        if ack_set is not None:
+            count = unacked_in(ack_set)
+        consumer.send(entry, count, self.subscription.redelivery_counts.get(entry.position, 0), ack_set)
+        self.unacked_messages += count
+        return count
+
+    # -- acknowledgements and taking entries back ------------------------------------------
+
+    def acknowledged(self, consumer: "Consumer", positions: Iterable[Position]) -> None:
+        self.unacked_messages -= consumer.acknowledged(positions)
+        self._after_ack(consumer)
+
+    def acknowledged_up_to(self, consumer: "Consumer", position: Position) -> None:
+        self.unacked_messages -= consumer.acknowledged_up_to(position)
+        self._after_ack(consumer)
+
+    def acknowledged_in_part(self, consumer: "Consumer", position: Position, unacked_in_entry: int) -> None:
+        self.unacked_messages -= consumer.acknowledged_in_part(position, unacked_in_entry)
+        self._after_ack(consumer)
+
+    def _after_ack(self, consumer: "Consumer") -> None:
+        """Hook: a subscription type that blocks on unacknowledged messages resumes here."""
+
+    def _take_pending(self, consumer: "Consumer", positions: Iterable[Position] | None = None) -> list[Position]:
+        """Take a consumer's unacknowledged entries (all, or those named) back for redelivery."""
+        before = consumer.unacked_messages
+        taken = consumer.take_pending(positions)
+        self.unacked_messages -= before - consumer.unacked_messages
+        return taken
 
     def _give_back(self, entries: list[Entry], replaying: bool) -> None:
         if replaying:
@@ -145,6 +196,8 @@ class Dispatcher(ABC):
         """Restart reading just after mark-delete (acked holes are skipped by the cursor); a
         read in flight is discarded, since it may return entries from before the move."""
         self._replay.clear()
+        if self.delayed is not None:
+            self.delayed.clear()
         if self._read_task is not None:
             self._rewind_pending = True
             self._interrupt_read()
@@ -158,4 +211,6 @@ class Dispatcher(ABC):
 
     def close(self) -> None:
         self._closed = True
+        if self.delayed is not None:
+            self.delayed.clear()
         self._interrupt_read()

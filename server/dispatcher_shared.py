@@ -1,13 +1,18 @@
 """Shared: entries spread round-robin over the consumers with permits, highest priority first.
 
 Unacknowledged entries of a consumer that leaves, or that asks for redelivery, are queued
-for replay and go to whichever consumer has permits next.
+for replay and go to whichever consumer has permits next. Dispatch stops to a consumer with
+maxUnackedMessagesPerConsumer unacknowledged messages, and to the whole subscription at
+maxUnackedMessagesPerSubscription, until acknowledgements bring the count down to half.
+Messages with a deliver_at_time ahead wait in a DelayedDeliveryTracker when
+delayedDeliveryEnabled.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
+from .delayed_delivery import DelayedDeliveryTracker
 from .dispatcher import Dispatcher
 
 if TYPE_CHECKING:
@@ -19,26 +24,50 @@ if TYPE_CHECKING:
 class SharedDispatcher(Dispatcher):
     def __init__(self, subscription, max_read_entries: int) -> None:
         super().__init__(subscription, max_read_entries)
+        config = subscription.topic.broker.config
         self._next = 0
+        self._max_unacked_per_consumer = config.max_unacked_messages_per_consumer
+        self._max_unacked = config.max_unacked_messages_per_subscription
+        self._blocked_on_unacked = False
+        if config.delayed_delivery_enabled:
+            self.delayed = DelayedDeliveryTracker(config.delayed_delivery_tick_time_millis, self._replay_later)
 
     def add_consumer(self, consumer: "Consumer") -> None:
+        consumer.max_unacked = self._max_unacked_per_consumer
         self.consumers.append(consumer)
         self.read_more()
 
     def remove_consumer(self, consumer: "Consumer") -> None:
+        """Its unacknowledged entries go to the others (their redelivery count unchanged); when
+        the last consumer leaves, the counts start again from 0, as Pulsar's tracker is cleared."""
         if consumer in self.consumers:
             self.consumers.remove(consumer)
-            self._replay_later(consumer.take_pending())
+            self._replay_later(self._take_pending(consumer))
+            if not self.consumers:
+                self.subscription.redelivery_counts.clear()
 
     def redeliver(self, consumer: "Consumer", positions: Iterable["Position"] | None) -> None:
-        taken = consumer.take_pending(positions)
+        taken = self._take_pending(consumer, positions)
         for position in taken:
             self.subscription.count_redelivery(position)
         self._replay_later(taken)
 
+    def _after_ack(self, consumer: "Consumer") -> None:
+        self.read_more()
+
+    def _subscription_blocked(self) -> bool:
+        """Blocked at maxUnackedMessagesPerSubscription, until back down to half of it."""
+        if self._blocked_on_unacked:
+            self._blocked_on_unacked = self.unacked_messages > self._max_unacked // 2
+        elif self._max_unacked:
+            self._blocked_on_unacked = self.unacked_messages >= self._max_unacked
+        return self._blocked_on_unacked
+
     def _select_consumer(self) -> "Consumer | None":
-        """Round-robin within the best (lowest number) priority level that has permits."""
-        ready = [c for c in self.consumers if c.permits > 0]
+        """Round-robin within the best (lowest number) priority level that can take messages."""
+        if self._subscription_blocked():
+            return None
+        ready = [c for c in self.consumers if c.can_take_messages]
         if not ready:
             return None
         best = min(c.priority_level for c in ready)
@@ -47,4 +76,6 @@ class SharedDispatcher(Dispatcher):
         return level[self._next]
 
     def _permits_available(self) -> int:
-        return sum(c.permits for c in self.consumers)
+        if self._subscription_blocked():
+            return 0
+        return sum(c.permits for c in self.consumers if c.can_take_messages)

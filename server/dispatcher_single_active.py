@@ -1,9 +1,12 @@
 """Exclusive and Failover: one active consumer receives everything, in order.
 
 Failover picks the active consumer by priority level then name (for a partition: the
-partition index modulo the sorted consumers, so partitions spread over consumers) and tells
-every consumer whether it is active. A change of active consumer, or a redelivery request,
-rewinds the cursor so the new owner sees every unacknowledged entry again.
+partition index modulo the consumers of the best priority level, sorted by name, so
+partitions spread over them) and tells every consumer whether it is active when the active
+one changes (a consumer that joins without changing it hears it alone). A change of active
+consumer, or a redelivery request, rewinds the cursor so the new owner sees every
+unacknowledged entry again. As in Pulsar, these types keep no redelivery count (MESSAGE
+carries none) and ignore deliver_at_time.
 """
 
 from __future__ import annotations
@@ -32,35 +35,41 @@ class SingleActiveConsumerDispatcher(Dispatcher):
         if self.sub_type == pb.CommandSubscribe.Exclusive and self.consumers:
             raise ConsumerBusy("Exclusive consumer is already connected")
         self.consumers.append(consumer)
-        self._pick_active()
+        self._pick_active(joined=consumer)
 
     def remove_consumer(self, consumer: "Consumer") -> None:
         if consumer in self.consumers:
             self.consumers.remove(consumer)
+            self._take_pending(consumer)
             self._pick_active()
 
     def redeliver(self, consumer: "Consumer", positions: Iterable["Position"] | None) -> None:
         """Exclusive and Failover always redeliver everything unacknowledged, in order."""
-        for position in consumer.take_pending():
-            self.subscription.count_redelivery(position)
+        self._take_pending(consumer)
         if consumer is self.active:
             self.rewind()
 
-    def _pick_active(self) -> None:
+    def _pick_active(self, joined: "Consumer | None" = None) -> None:
         if not self.consumers:
             self.active = None
             return
         ordered = sorted(self.consumers, key=lambda c: (c.priority_level, c.name))
-        index = self.partition_index % len(ordered) if self.partition_index >= 0 else 0
-        chosen = ordered[index]
+        best = [c for c in ordered if c.priority_level == ordered[0].priority_level]
+        chosen = best[self.partition_index % len(best)] if self.partition_index >= 0 else best[0]
+        changed = chosen is not self.active
         if self.sub_type == pb.CommandSubscribe.Failover:
-            for consumer in self.consumers:
-                consumer.set_active(consumer is chosen)
-        if chosen is not self.active:
+            self._announce(chosen, self.consumers if changed else [joined] if joined else [])
+        if changed:
             if self.active is not None:
-                self.active.take_pending()
+                self._take_pending(self.active)
             self.active = chosen
             self.rewind()
+
+    @staticmethod
+    def _announce(active: "Consumer", consumers: list["Consumer"]) -> None:
+        """ACTIVE_CONSUMER_CHANGE: each of these consumers learns whether it is the active one."""
+        for consumer in consumers:
+            consumer.set_active(consumer is active)
 
     def _select_consumer(self) -> "Consumer | None":
         active = self.active

@@ -9,7 +9,7 @@ from managed_ledger.interfaces import ManagedCursor
 from managed_ledger.position import Position
 from protocol import pulsar_api_pb2 as pb
 
-from .dispatcher import Dispatcher
+from .dispatcher import Dispatcher, unacked_in
 from .dispatcher_shared import SharedDispatcher
 from .dispatcher_single_active import SingleActiveConsumerDispatcher
 from .errors import ConsumerBusy, NotAllowed
@@ -91,12 +91,11 @@ class Subscription:
         whole: list[Position] = []
         for message_id in ack.message_id:
             position = Position(message_id.ledgerId, message_id.entryId)
-            if self._is_partial(message_id):
-                self.cursor.set_batch_ack_set(position, list(message_id.ack_set))
-                continue
-            whole.append(position)
+            if not self._acknowledge_in_part(consumer, position, message_id):
+                whole.append(position)
         self.cursor.delete(whole)
-        consumer.acknowledged(whole)
+        if self.dispatcher is not None:
+            self.dispatcher.acknowledged(consumer, whole)
         for position in whole:
             self.redelivery_counts.pop(position, None)
 
@@ -107,19 +106,29 @@ class Subscription:
             raise NotAllowed("A cumulative acknowledgement carries exactly one message id")
         message_id = ack.message_id[0]
         position = Position(message_id.ledgerId, message_id.entryId)
-        if self._is_partial(message_id):
-            self.cursor.set_batch_ack_set(position, list(message_id.ack_set))
+        if self._acknowledge_in_part(consumer, position, message_id):
             position = Position(position.ledger_id, position.entry_id - 1)
         if position > self.cursor.mark_delete_position:
             self.cursor.mark_delete(position)
-        consumer.acknowledged_up_to(position)
+        if self.dispatcher is not None:
+            self.dispatcher.acknowledged_up_to(consumer, position)
         for acked in [p for p in self.redelivery_counts if p <= position]:
             del self.redelivery_counts[acked]
 
-    def _is_partial(self, message_id: pb.MessageIdData) -> bool:
-        """A batch acknowledged in part: bits SET in ack_set are still unacknowledged.
-        Only honoured with acknowledgmentAtBatchIndexLevelEnabled, as in Pulsar."""
-        return self.topic.broker.config.batch_index_ack_enabled and any(message_id.ack_set)
+    def _acknowledge_in_part(self, consumer: "Consumer", position: Position, message_id: pb.MessageIdData) -> bool:
+        """Record a partial batch acknowledgement (bits SET in ack_set = still unacknowledged);
+        False when the batch is now wholly acknowledged, or ack sets are not honoured
+        (acknowledgmentAtBatchIndexLevelEnabled off, as in Pulsar). The cursor merges it with
+        earlier ones: a client that got a redelivered batch reports the indexes it skipped as
+        unacknowledged, and only every ack agreeing keeps a message unacknowledged."""
+        if not (self.topic.broker.config.batch_index_ack_enabled and any(message_id.ack_set)):
+            return False
+        words = self.cursor.ack_batch_indexes(position, list(message_id.ack_set))
+        if words is None:
+            return False
+        if self.dispatcher is not None:
+            self.dispatcher.acknowledged_in_part(consumer, position, unacked_in(words))
+        return True
 
     def ack_set_for_dispatch(self, position: Position) -> list[int] | None:
         if not self.topic.broker.config.batch_index_ack_enabled:

@@ -77,7 +77,7 @@ class Topic:
     def publish(self, entry: bytes, num_messages: int) -> "asyncio.Future[Position]":
         """Append one entry; the future resolves once it is durable. Arrival order is kept."""
         self.stats.published(num_messages, len(entry))
-        return asyncio.ensure_future(self.ledger.add_entry(entry))
+        return self.ledger.append(entry)
 
     # -- consuming --------------------------------------------------------------------------
 
@@ -111,6 +111,15 @@ class Topic:
         subscription = Subscription(self, command.subscription, cursor)
         self.subscriptions[command.subscription] = subscription
         return subscription
+
+    async def create_initial_subscription(self, name: str) -> None:
+        """A producer's initial_subscription_name (a dead-letter producer's, say): a durable
+        subscription from the earliest message, made before the producer is confirmed so
+        nothing it publishes is missed, as Pulsar does."""
+        async with self._subscribing:
+            if name not in self.subscriptions:
+                cursor = await self.ledger.open_cursor(name, InitialPosition.EARLIEST)
+                self.subscriptions[name] = Subscription(self, name, cursor)
 
     @staticmethod
     def _reader_start(command: pb.CommandSubscribe) -> Position:

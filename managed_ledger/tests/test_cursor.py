@@ -83,14 +83,26 @@ async def test_batch_ack_sets(tmp_path: Path) -> None:
         ledger = await factory.open_ledger(TOPIC)
         cursor = await ledger.open_cursor("sub", InitialPosition.EARLIEST)
         p = [await ledger.add_entry(b"batch-%d" % i) for i in range(3)]
-        cursor.set_batch_ack_set(p[1], [0b1010])
+        cursor.ack_batch_indexes(p[1], [0b1010])
         assert cursor.batch_ack_set(p[1]) == [0b1010]
         assert not cursor.is_deleted(p[1])
-        cursor.set_batch_ack_set(p[1], [0])  # every message acked: the entry is deleted
+        cursor.ack_batch_indexes(p[1], [0])  # every message acked: the entry is deleted
         assert cursor.is_deleted(p[1]) and cursor.batch_ack_set(p[1]) is None
-        cursor.set_batch_ack_set(p[2], [0b1])
+        cursor.ack_batch_indexes(p[2], [0b1])
         cursor.mark_delete(p[2])
         assert cursor.batch_ack_set(p[2]) is None
+
+
+async def test_partial_batch_acks_merge(tmp_path: Path) -> None:
+    async with open_storage(tmp_path) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        cursor = await ledger.open_cursor("sub", InitialPosition.EARLIEST)
+        p = await ledger.add_entry(b"batch of four")
+        assert cursor.ack_batch_indexes(p, [0b1110]) == [0b1110]  # index 0 acked
+        # a redelivered batch's ack reports index 0 unacked again: acked stays acked
+        assert cursor.ack_batch_indexes(p, [0b1011]) == [0b1010]
+        assert cursor.ack_batch_indexes(p, [0b0101]) is None  # the rest: the entry goes
+        assert cursor.is_deleted(p) and cursor.batch_ack_set(p) is None
 
 
 async def test_state_persists_across_reopen(tmp_path: Path) -> None:
@@ -99,7 +111,7 @@ async def test_state_persists_across_reopen(tmp_path: Path) -> None:
         cursor = await ledger.open_cursor("sub/with:odd//name", InitialPosition.EARLIEST)
         p = [await ledger.add_entry(b"%d" % i) for i in range(10)]
         cursor.delete([p[0], p[1], p[4], p[6], p[7]])
-        cursor.set_batch_ack_set(p[8], [0b110, 0b1])
+        cursor.ack_batch_indexes(p[8], [0b110, 0b1])
     # the factory's close flushed the cursor although the interval never elapsed
     async with open_storage(tmp_path) as factory:
         ledger = await factory.open_ledger(TOPIC)
@@ -224,7 +236,7 @@ async def test_acks_for_positions_the_log_does_not_hold_are_ignored(tmp_path: Pa
         p = [await ledger.add_entry(b"%d" % i) for i in range(3)]
         cursor.delete([Position(p[0].ledger_id, 1000), Position(p[0].ledger_id - 1, 0),
                        Position(12345, 0)])
-        cursor.set_batch_ack_set(Position(999, 1), [1])
+        cursor.ack_batch_indexes(Position(999, 1), [1])
         assert cursor.backlog() == 3
         await cursor.reset(Position(p[0].ledger_id, 1000))  # past the end: the next entry
         assert cursor.backlog() == 0

@@ -1,0 +1,55 @@
+"""Priority levels on Shared, and ACTIVE_CONSUMER_CHANGE on Failover, seen on the wire (the
+Python client offers neither): a bare protocol consumer next to the official producer."""
+
+from __future__ import annotations
+
+from protocol import pulsar_api_pb2 as pb
+
+from compat_tests.helpers import full_name, payloads, send_all, unique_topic
+from compat_tests.raw_consumer import RawConsumer
+
+Cmd = pb.BaseCommand
+SHARED, FAILOVER = pb.CommandSubscribe.Shared, pb.CommandSubscribe.Failover
+
+
+def entry_ids(messages: list[Cmd]) -> list[int]:
+    return [m.message.message_id.entryId for m in messages]
+
+
+def test_shared_serves_the_best_priority_level_while_it_has_permits(broker, client):
+    topic = full_name(unique_topic())
+    low = RawConsumer(broker, topic, "prio", SHARED, "low", priority_level=1)
+    high = RawConsumer(broker, topic, "prio", SHARED, "high", priority_level=0)
+    send_all(client.create_producer(topic), payloads(10))
+    try:
+        low.flow(100)
+        high.flow(3)
+        assert entry_ids(high.collect(Cmd.MESSAGE)) == [0, 1, 2]
+        assert entry_ids(low.collect(Cmd.MESSAGE)) == list(range(3, 10))
+    finally:
+        low.close()
+        high.close()
+
+
+def active_flags(consumer: RawConsumer) -> list[bool]:
+    return [c.active_consumer_change.is_active for c in consumer.collect(Cmd.ACTIVE_CONSUMER_CHANGE)]
+
+
+def test_failover_tells_every_consumer_of_each_change_of_active_consumer(broker):
+    topic = full_name(unique_topic())
+    b = RawConsumer(broker, topic, "fo", FAILOVER, "b")
+    assert active_flags(b) == [True]
+
+    a = RawConsumer(broker, topic, "fo", FAILOVER, "a")      # sorts first: takes over
+    assert active_flags(a) == [True]
+    assert active_flags(b) == [False]
+
+    c = RawConsumer(broker, topic, "fo", FAILOVER, "c")      # no change: only c hears who is active
+    assert active_flags(c) == [False]
+    assert active_flags(a) == [] and active_flags(b) == []
+
+    a.close()                                                # b sorts first now
+    assert active_flags(b) == [True]
+    assert active_flags(c) == [False]
+    b.close()
+    c.close()
