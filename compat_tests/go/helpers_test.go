@@ -180,3 +180,15 @@ func sameID(a, b pulsar.MessageID) bool {
 	return a.LedgerID() == b.LedgerID() && a.EntryID() == b.EntryID() &&
 		a.BatchIdx() == b.BatchIdx() && a.PartitionIdx() == b.PartitionIdx()
 }
+
+// expectKeyOrder: message i was sent with key "key-(i%keys)"; each key's messages arrived in send order.
+func expectKeyOrder(t *testing.T, sent []string, perKey map[string][]string, keys int) {
+	t.Helper()
+	for k := 0; k < keys; k++ {
+		var expected []string
+		for i := k; i < len(sent); i += keys {
+			expected = append(expected, sent[i])
+		}
+		expectEqual(t, fmt.Sprintf("order of key-%d", k), expected, perKey[fmt.Sprintf("key-%d", k)])
+	}
+}

@@ -123,13 +123,7 @@ func TestSubscriptionKeyShared(t *testing.T) {
 		ownerOfKey[m.Key()] = owners[i]
 		perKey[m.Key()] = append(perKey[m.Key()], string(m.Payload()))
 	}
-	for k := 0; k < 5; k++ {
-		var expected []string
-		for i := k; i < len(sent); i += 5 {
-			expected = append(expected, sent[i])
-		}
-		expectEqual(t, fmt.Sprintf("order of key-%d", k), expected, perKey[fmt.Sprintf("key-%d", k)])
-	}
+	expectKeyOrder(t, sent, perKey, 5)
 	expectQuiet(t, a)
 	expectQuiet(t, b)
 }

@@ -39,13 +39,7 @@ func TestPartitionedTopic(t *testing.T) {
 	for _, m := range receive(t, cons, len(sent), true) {
 		perKey[m.Key()] = append(perKey[m.Key()], string(m.Payload()))
 	}
-	for k := 0; k < 6; k++ {
-		var expected []string
-		for i := k; i < len(sent); i += 6 {
-			expected = append(expected, sent[i])
-		}
-		expectEqual(t, fmt.Sprintf("order of key-%d", k), expected, perKey[fmt.Sprintf("key-%d", k)])
-	}
+	expectKeyOrder(t, sent, perKey, 6)
 	expectQuiet(t, cons)
 }
 

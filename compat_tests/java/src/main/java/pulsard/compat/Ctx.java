@@ -92,6 +92,17 @@ public final class Ctx {
         }
     }
 
+    /** Message i was sent with key "key-(i % keys)"; each key's messages arrived in send order. */
+    static void expectKeyOrder(List<String> sent, java.util.Map<String, List<String>> perKey, int keys) {
+        for (int k = 0; k < keys; k++) {
+            List<String> expected = new ArrayList<>();
+            for (int i = k; i < sent.size(); i += keys) {
+                expected.add(sent.get(i));
+            }
+            expectEqual("order of key-" + k, expected, perKey.get("key-" + k));
+        }
+    }
+
     void close() {
         for (PulsarClient c : List.of(client, partitionedClient)) {
             try {

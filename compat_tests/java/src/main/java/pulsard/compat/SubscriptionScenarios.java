@@ -148,13 +148,7 @@ public final class SubscriptionScenarios {
                 }
                 check(any || total == sent.size(), "stalled after " + total + " messages");
             }
-            for (int k = 0; k < 5; k++) {
-                List<String> expected = new ArrayList<>();
-                for (int i = k; i < sent.size(); i += 5) {
-                    expected.add(sent.get(i));
-                }
-                expectEqual("order of key-" + k, expected, perKey.get("key-" + k));
-            }
+            Ctx.expectKeyOrder(sent, perKey, 5);
             expectQuiet(a);
             expectQuiet(b);
         }

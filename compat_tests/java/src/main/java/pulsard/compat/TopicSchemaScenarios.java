@@ -54,13 +54,7 @@ public final class TopicSchemaScenarios {
             for (Message<byte[]> m : receive(c, sent.size(), true)) {
                 perKey.computeIfAbsent(m.getKey(), k -> new ArrayList<>()).add(text(m));
             }
-            for (int k = 0; k < 6; k++) {
-                List<String> expected = new ArrayList<>();
-                for (int i = k; i < sent.size(); i += 6) {
-                    expected.add(sent.get(i));
-                }
-                expectEqual("order of key-" + k, expected, perKey.get("key-" + k));
-            }
+            Ctx.expectKeyOrder(sent, perKey, 6);
             expectQuiet(c);
         }
     }
