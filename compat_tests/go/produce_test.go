@@ -95,13 +95,16 @@ func roundTrip(t *testing.T, tag string, codec pulsar.CompressionType, count int
 	expectQuiet(t, cons)
 }
 
-// TestTransactionsRefused: like Pulsar without a coordinator (no partitions on the assign topic).
+// TestTransactionsRefused: like Pulsar without a coordinator (no partitions on the assign topic),
+// also on the broker that auto-creates partitioned topics.
 func TestTransactionsRefused(t *testing.T) {
-	_, err := pulsar.NewClient(pulsar.ClientOptions{
-		URL: serviceURL(t, "PULSAR_SERVICE_URL"), EnableTransaction: true, OperationTimeout: 5 * time.Second,
-	})
-	if !errors.Is(err, pulsar.ErrTransactionCoordinatorNotEnabled) {
-		t.Fatalf("expected ErrTransactionCoordinatorNotEnabled, got %v", err)
+	for _, variable := range []string{"PULSAR_SERVICE_URL", "PULSAR_PARTITIONED_SERVICE_URL"} {
+		_, err := pulsar.NewClient(pulsar.ClientOptions{
+			URL: serviceURL(t, variable), EnableTransaction: true, OperationTimeout: 5 * time.Second,
+		})
+		if !errors.Is(err, pulsar.ErrTransactionCoordinatorNotEnabled) {
+			t.Fatalf("%s: expected ErrTransactionCoordinatorNotEnabled, got %v", variable, err)
+		}
 	}
 	TestConnect(t)
 }

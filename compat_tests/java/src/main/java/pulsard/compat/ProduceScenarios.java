@@ -117,11 +117,14 @@ public final class ProduceScenarios {
     /** Like Pulsar without a coordinator: the assign topic has no partitions, the client says so at build(). */
     @Scenario
     public static void transactionsRefused(Ctx ctx) throws Exception {
-        try (PulsarClient txnClient = PulsarClient.builder().serviceUrl(ctx.serviceUrl)
-                .operationTimeout(5, TimeUnit.SECONDS).enableTransaction(true).build()) {
-            throw new AssertionError("a transactional client started on a broker without a coordinator");
-        } catch (PulsarClientException e) {
-            check(String.valueOf(e).contains("doesn't enable the transaction coordinator"), "refused with: " + e);
+        for (String url : List.of(ctx.serviceUrl, ctx.partitionedServiceUrl)) {
+            try (PulsarClient txnClient = PulsarClient.builder().serviceUrl(url)
+                    .operationTimeout(5, TimeUnit.SECONDS).enableTransaction(true).build()) {
+                throw new AssertionError("a transactional client started on " + url);
+            } catch (PulsarClientException e) {
+                check(String.valueOf(e).contains("doesn't enable the transaction coordinator"),
+                      url + " refused with: " + e);
+            }
         }
         connect(ctx);   // the broker still serves
     }
