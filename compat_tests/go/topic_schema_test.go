@@ -114,6 +114,12 @@ func TestSchemaString(t *testing.T) {
 	schemaRoundTrip(t, "string", pulsar.NewStringSchema(nil), []string{"zero", "één", "二"}, decodeString)
 }
 
+// TestSchemaBytes: the producer asks GET_OR_CREATE_SCHEMA for bytes and stamps the answer on each
+// message; the consumer looks that version up with GET_SCHEMA to decode.
+func TestSchemaBytes(t *testing.T) {
+	schemaRoundTrip(t, "bytes", pulsar.NewBytesSchema(nil), [][]byte{[]byte("raw"), {0, 255}}, decodeInto[[]byte])
+}
+
 func TestSchemaJSON(t *testing.T) {
 	schemaRoundTrip(t, "json", pulsar.NewJSONSchema(readingSchema, nil),
 		[]Reading{{"a", 1.5, 1}, {"b", -2, 2}}, decodeInto[Reading])
