@@ -1,8 +1,10 @@
 """The embedded Bookie: stores entries of many ledgers durably and serves them back.
 
-It ties the journal (group-committed appends), the ledger storage (index + reads) and the
-per-ledger fence flags together. Every public method runs on the event loop; disk work runs
-on the journal writer thread or on a small read pool, and completes loop futures.
+An add is durable once the journal's group commit fsynced it; its completion (on the event
+loop) puts the entry in the write cache and acknowledges it. Checkpoints move the cache into
+entry logs off the add path (see checkpoint.py), so start-up reads the index and replays only
+the journal written since the last checkpoint. Every public method runs on the event loop;
+disk work runs on the journal writer thread, the storage thread or a small read pool.
 """
 
 from __future__ import annotations
@@ -12,10 +14,16 @@ import concurrent.futures
 import logging
 from typing import Iterable
 
+from .checkpoint import Checkpointer
 from .config import BookieConfig
-from .errors import BookieClosedError, LedgerFencedError
-from .journal import AddCallback, JournalItem, JournalWriter, recover_journal
-from .ledger_storage import JournalLedgerStorage
+from .entry_log import EntryLogGoneError
+from .errors import BookieClosedError, LedgerFencedError, NoSuchLedgerError
+from .garbage_collector import GarbageCollector
+from .journal import (HEADER_SIZE, AddCallback, JournalItem, JournalWriter, recover_journal,
+                      trim_journal)
+from .last_log_mark import LastLogMark, read_mark, write_mark
+from .ledger_index import EntryLocation
+from .ledger_storage import EntryLogStorage
 
 logger = logging.getLogger(__name__)
 
@@ -24,45 +32,36 @@ class Bookie:
     """Durable, fenceable storage of ledger entries on one machine."""
 
     def __init__(self, config: BookieConfig, loop: asyncio.AbstractEventLoop,
-                 storage: JournalLedgerStorage, next_file_id: int) -> None:
+                 storage: EntryLogStorage, collector: GarbageCollector,
+                 start_mark: LastLogMark) -> None:
         self._config = config
         self._loop = loop
         self._storage = storage
         self._reads = concurrent.futures.ThreadPoolExecutor(
             max_workers=config.read_threads, thread_name_prefix="bookie-read")
-        self._journal = JournalWriter(config, next_file_id, loop, self._on_group_committed)
+        self._journal = JournalWriter(config, start_mark.file_id, loop, self._on_group_committed)
+        #: Where the last completed add ends in the journal: what a checkpoint's mark covers.
+        self._journal_end = start_mark
+        self.collector = collector
+        self.checkpointer = Checkpointer(config, loop, storage, collector,
+                                         lambda: self._journal_end, start_mark)
         self._fenced: set[int] = set()
         self._deleted: set[int] = set()
-        #: Files older than this have had all their records indexed (completions run in order).
-        self._indexed_before_file = next_file_id
-        self._reclaim_tasks: set[asyncio.Task] = set()
         self._closed = False
 
     @classmethod
     async def start(cls, config: BookieConfig, live_ledgers: Iterable[int]) -> Bookie:
-        """Recover the journals, drop what belongs to deleted ledgers, start writing."""
+        """Load the index, replay the journal from the mark, checkpoint, start writing."""
         loop = asyncio.get_running_loop()
         config.journal_dir.mkdir(parents=True, exist_ok=True)
-        storage = JournalLedgerStorage(config.journal_dir)
-
+        storage = EntryLogStorage(config.ledger_directory, config.entry_log_size_limit)
+        collector = GarbageCollector(storage, config)
         live = set(live_ledgers)
-
-        def index_if_live(ledger_id: int, entry_id: int, file_id: int, offset: int,
-                          length: int) -> None:
-            if ledger_id in live:
-                storage.record(ledger_id, entry_id, file_id, offset, length)
-
-        def recover() -> int:
-            file_ids = recover_journal(config.journal_dir, index_if_live)
-            for file_id in file_ids:
-                storage.add_file(file_id)
-            return file_ids[-1] + 1 if file_ids else 0
-
-        next_file_id = await loop.run_in_executor(None, recover)
-        bookie = cls(config, loop, storage, next_file_id)
+        start_mark = await loop.run_in_executor(None, recover, config, storage, live)
+        bookie = cls(config, loop, storage, collector, start_mark)
         await loop.run_in_executor(None, bookie._journal.start)
-        await bookie._reclaim_files()
-        logger.info("bookie started in %s", config.journal_dir)
+        bookie.checkpointer.start()
+        logger.info("bookie started in %s and %s", config.journal_dir, config.ledger_directory)
         return bookie
 
     @property
@@ -92,27 +91,39 @@ class Bookie:
         return self._storage.ledger_size(ledger_id)
 
     async def read_entries(self, ledger_id: int, first: int, last: int) -> list[bytes]:
-        """Entries first..last (inclusive) of a ledger, as stored."""
-        if self._closed:
-            raise BookieClosedError("bookie is closed")
-        locations = self._storage.locate(ledger_id, first, last)
-        return await self._loop.run_in_executor(
-            self._reads, self._storage.read, ledger_id, first, locations)
+        """Entries first..last (inclusive) of a ledger, as stored.
+
+        Cached entries are answered on the loop; others are read on the read pool. A log that
+        compaction removed between lookup and read makes the lookup run again."""
+        for attempt in range(2):
+            if self._closed:
+                raise BookieClosedError("bookie is closed")
+            found = self._storage.lookup(ledger_id, first, last)
+            if not any(isinstance(item, EntryLocation) for item in found):
+                return found  # type: ignore[return-value]
+            try:
+                return await self._loop.run_in_executor(
+                    self._reads, self._storage.read, ledger_id, first, found)
+            except EntryLogGoneError:
+                if attempt or ledger_id in self._deleted:
+                    raise NoSuchLedgerError(f"ledger {ledger_id}: its entries are gone") from None
+        raise AssertionError("unreachable")
 
     async def delete_ledger(self, ledger_id: int) -> None:
-        """Forget the ledger's entries and unlink journal files left holding nothing live."""
+        """Forget the ledger's entries; entry logs left without live data go at once."""
         self._fenced.add(ledger_id)
         self._deleted.add(ledger_id)
         self._storage.delete_ledger(ledger_id)
-        await self._reclaim_files()
+        await self.checkpointer.ledger_deleted(ledger_id)
 
-    async def close(self) -> None:
+    async def close(self, final_checkpoint: bool = True) -> None:
+        """Commit what is queued, checkpoint and stop. Without the final checkpoint the disk is
+        left as a kill -9 after the last commit would leave it (for crash tests)."""
         if self._closed:
             return
         self._closed = True
         await self._loop.run_in_executor(None, self._journal.stop)
-        if self._reclaim_tasks:
-            await asyncio.gather(*self._reclaim_tasks, return_exceptions=True)
+        await self.checkpointer.close(final_checkpoint)
         self._reads.shutdown(wait=False)
         logger.info("bookie closed")
 
@@ -124,28 +135,43 @@ class Bookie:
         return future
 
     def _on_group_committed(self, group: list[JournalItem], error: BaseException | None) -> None:
-        """Runs on the loop once per group: index the records, then report them in order."""
-        record = self._storage.record
-        newest_file = self._indexed_before_file
+        """Runs on the loop once per group: cache the entries, then report them in order."""
+        add = self._storage.add
         for item in group:
-            if error is None and item.data is not None:
+            data = item.data
+            if error is None and data is not None:
                 if item.ledger_id not in self._deleted:
-                    record(item.ledger_id, item.entry_id, item.file_id, item.offset, len(item.data))
-                newest_file = item.file_id
+                    add(item.ledger_id, item.entry_id, data)
+                self._journal_end = LastLogMark(item.file_id,
+                                                item.offset + HEADER_SIZE + len(data))
             try:
                 item.on_done(item.entry_id, error)
             except Exception:
                 logger.exception("add callback failed for %d:%d", item.ledger_id, item.entry_id)
-        if newest_file > self._indexed_before_file:
-            self._indexed_before_file = newest_file
-            task = self._loop.create_task(self._reclaim_files())
-            self._reclaim_tasks.add(task)
-            task.add_done_callback(self._reclaim_tasks.discard)
+        if self._storage.cache_size >= self._config.write_cache_max_size:
+            self.checkpointer.request_early_checkpoint()
 
-    async def _reclaim_files(self) -> None:
-        files = self._storage.take_reclaimable_files(self._indexed_before_file)
-        if files:
-            await self._loop.run_in_executor(None, self._storage.unlink_files, files)
+
+def recover(config: BookieConfig, storage: EntryLogStorage, live: set[int]) -> LastLogMark:
+    """Start-up (blocking): load the index, replay the journal from the mark into the entry
+    logs, checkpoint at the start of the next journal file. (Logs nothing points at go with
+    the first garbage collection, which the checkpointer runs at once.)"""
+    storage.load(live)
+    mark = read_mark(storage.directory)
+    trim_journal(config.journal_dir, mark.file_id)
+
+    def replay(ledger_id: int, entry_id: int, data: memoryview) -> None:
+        if ledger_id in live:
+            storage.add(ledger_id, entry_id, bytes(data))
+            if storage.cache_size >= config.write_cache_max_size:
+                storage.flush_all()
+
+    file_ids = recover_journal(config.journal_dir, replay, mark.file_id, mark.offset)
+    storage.flush_all()
+    start_mark = LastLogMark(max(file_ids[-1] + 1 if file_ids else 0, mark.file_id + 1), 0)
+    write_mark(storage.directory, start_mark)
+    trim_journal(config.journal_dir, start_mark.file_id)
+    return start_mark
 
 
 def future_callback(future: asyncio.Future[int]) -> AddCallback:

@@ -84,26 +84,26 @@ class JournalItem:
 
 #: Called on the event loop with a committed group (in queue order) and the failure, if any.
 GroupCallback = Callable[[list[JournalItem], BaseException | None], None]
-#: Called during recovery for every valid record: (ledger, entry, file id, offset, data length).
-RecordCallback = Callable[[int, int, int, int, int], None]
+#: Called during recovery for every valid record: (ledger, entry, data). The data view is
+#: only valid during the call.
+RecordCallback = Callable[[int, int, memoryview], None]
 
 
-def scan_journal_file(path: Path, file_id: int, on_record: RecordCallback) -> tuple[int, int]:
-    """Feed every valid record of one file to ``on_record``.
+def scan_journal_file(path: Path, on_record: RecordCallback, start: int = 0) -> tuple[int, int]:
+    """Feed every valid record of one file from offset ``start`` to ``on_record``.
 
     Returns (valid length, file size): scanning stops at the first short or corrupt record.
     """
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
-        if size == 0:
-            return 0, 0
+        if size <= start:
+            return size, size
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            offset = _scan_buffer(mm, size, file_id, on_record)
+            offset = _scan_buffer(mm, size, start, on_record)
     return offset, size
 
 
-def _scan_buffer(mm: mmap.mmap, size: int, file_id: int, on_record: RecordCallback) -> int:
-    offset = 0
+def _scan_buffer(mm: mmap.mmap, size: int, offset: int, on_record: RecordCallback) -> int:
     unpack = RECORD_HEADER.unpack_from
     with memoryview(mm) as view:
         while size - offset >= HEADER_SIZE:
@@ -111,7 +111,8 @@ def _scan_buffer(mm: mmap.mmap, size: int, file_id: int, on_record: RecordCallba
             end = offset + HEADER_SIZE + length
             if end > size or crc32c.crc32c(view[offset + 8 : end]) != crc:
                 break
-            on_record(ledger_id, entry_id, file_id, offset, length)
+            with view[offset + HEADER_SIZE : end] as data:
+                on_record(ledger_id, entry_id, data)
             offset = end
     return offset
 
@@ -126,18 +127,34 @@ def list_journal_files(journal_dir: Path) -> list[int]:
     return sorted(ids)
 
 
-def recover_journal(journal_dir: Path, on_record: RecordCallback) -> list[int]:
-    """Replay every journal file in order, cutting each file's invalid tail.
+def trim_journal(journal_dir: Path, before_file_id: int) -> None:
+    """Delete the journal files wholly before a checkpoint's mark."""
+    removed = False
+    for file_id in list_journal_files(journal_dir):
+        if file_id >= before_file_id:
+            break
+        (journal_dir / journal_file_name(file_id)).unlink(missing_ok=True)
+        removed = True
+        logger.debug("trimmed journal file %d", file_id)
+    if removed:
+        fsync_directory(journal_dir)
 
-    A tail of zeros is preallocated space (normal after a kill). Anything else at the end of
+
+def recover_journal(journal_dir: Path, on_record: RecordCallback,
+                    start_file_id: int = 0, start_offset: int = 0) -> list[int]:
+    """Replay the journal in order from a mark, cutting each file's invalid tail.
+
+    Files before ``start_file_id`` are skipped (trim_journal deletes them), and the mark's own
+    file is read from ``start_offset``. A tail of zeros is preallocated space (normal after a kill). Anything else at the end of
     the newest file is a torn group write, cut with a warning. Anything else inside an older
     file (which was fsynced before rotation, so the disk lost data) ends indexing of that file;
     it is logged and the file left untouched. Returns the ids of the files found, oldest first.
     """
-    file_ids = list_journal_files(journal_dir)
+    file_ids = [file_id for file_id in list_journal_files(journal_dir) if file_id >= start_file_id]
     for position, file_id in enumerate(file_ids):
         path = journal_dir / journal_file_name(file_id)
-        valid, size = scan_journal_file(path, file_id, on_record)
+        start = start_offset if file_id == start_file_id else 0
+        valid, size = scan_journal_file(path, on_record, start)
         if valid == size:
             continue
         if _only_zeros(path, valid):
@@ -281,7 +298,7 @@ class JournalWriter:
             offset += HEADER_SIZE + len(data)
         if parts:
             buffer = b"".join(parts)
-            _pwrite_all(self._fd, buffer, self._file_size)
+            pwrite_all(self._fd, buffer, self._file_size)
             self._file_size = offset
             if offset > self._allocated:
                 self._preallocate()
@@ -295,7 +312,7 @@ class JournalWriter:
         chunk = min(self._config.journal_preallocation_size, self._config.journal_max_file_size)
         if chunk <= 0:
             return
-        _pwrite_all(self._fd, bytes(chunk), self._file_size)
+        pwrite_all(self._fd, bytes(chunk), self._file_size)
         self._allocated = self._file_size + chunk
 
     def _open_next_file(self) -> None:
@@ -320,7 +337,8 @@ class JournalWriter:
             self._fd = -1
 
 
-def _pwrite_all(fd: int, buffer: bytes, offset: int) -> None:
+def pwrite_all(fd: int, buffer: bytes | memoryview, offset: int) -> None:
+    """pwrite until all of ``buffer`` is written (a short write is retried from where it ended)."""
     view = memoryview(buffer)
     while view:
         written = os.pwrite(fd, view, offset)

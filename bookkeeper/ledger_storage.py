@@ -1,153 +1,206 @@
-"""Ledger storage of this slice: entries are served straight from the journal files.
+"""Ledger storage: the write cache in front of entry logs, and the index that finds entries.
 
-An in-memory index maps (ledger, entry) -> (journal file, offset, length); it is rebuilt at
-start-up by replaying the journals (see journal.recover_journal) and fed by the journal's
-group completions afterwards. Each journal file remembers which ledgers it holds, so a file
-whose ledgers are all deleted can be unlinked and its space comes back.
+An entry lives in exactly one of three places at any instant, always looked up in this order:
+the active write cache, the cache being flushed, or an entry log through the index. A flush
+(run by the checkpoint on the storage thread) writes the swapped-out cache to the entry log,
+fsyncs it, writes and fsyncs the index records, and only then, under the lock, extends the
+in-memory index and lets go of the cache: a reader never finds an entry missing.
 
-BookKeeper's full design (entry logs + a persistent index + a LastLogMark checkpoint so the
-journal can be trimmed) replaces this module later without changing the Bookie's interface.
-All methods except ``read`` and ``unlink_files`` run on the event loop thread.
+Threads: ``add``/``lookup``/``delete_ledger``/``swap_cache`` run on the event loop; ``flush``
+and the garbage collector on the single storage thread; ``read`` on the read pool. The lock
+guards the in-memory index and the caches' hand-over.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
 from array import array
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import EntryCorruptedError, NoSuchEntryError, NoSuchLedgerError
-from .journal import HEADER_SIZE, RECORD_HEADER, journal_file_name, record_crc_ok
+from .entry_log import EntryLogWriter, LogIds, list_entry_logs, open_log, read_record
+from .errors import NoSuchEntryError
+from .journal import HEADER_SIZE
+from .ledger_index import EntryLocation, LedgerIndex, summarize
+from .write_cache import WriteCache
 
 logger = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True, slots=True)
-class EntryLocation:
-    file_id: int
-    offset: int
-    length: int
+#: What a lookup yields per entry: its bytes (from a cache) or where to read it.
+Found = bytes | EntryLocation
 
 
-@dataclass(slots=True)
-class LedgerLocations:
-    """Where each entry of one ledger lives; entry ids are array indexes (contiguous from 0)."""
+class EntryLogStorage:
+    """Entries of all ledgers: cached until flushed, then in entry logs found by the index."""
 
-    file_ids: array = field(default_factory=lambda: array("I"))
-    offsets: array = field(default_factory=lambda: array("Q"))
-    lengths: array = field(default_factory=lambda: array("I"))
-    total_size: int = 0
+    def __init__(self, ledger_dir: Path, log_size_limit: int) -> None:
+        self.directory = ledger_dir
+        self.lock = threading.Lock()
+        self.index = LedgerIndex(ledger_dir / "index", self.lock)
+        #: Log id -> size in bytes (appends update it as they go).
+        self.log_sizes: dict[int, int] = {}
+        self.log_ids = LogIds(0)
+        self._log_size_limit = log_size_limit
+        self.flush_writer: EntryLogWriter | None = None
+        self._cache = WriteCache()
+        self._flushing: WriteCache | None = None
+        self._deleted: set[int] = set()
 
-    def __len__(self) -> int:
-        return len(self.offsets)
+    def load(self, live_ledgers: set[int]) -> None:
+        """Read the index (never the entry logs); blocking, before anything else runs."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.log_sizes.update(list_entry_logs(self.directory))
+        self.index.load(live_ledgers, self.log_sizes)
+        self.log_ids = LogIds(max(self.log_sizes, default=-1) + 1)
+        self.flush_writer = EntryLogWriter(self.directory, self._log_size_limit, self.log_ids,
+                                           self.log_sizes)
 
-    def location(self, entry_id: int) -> EntryLocation:
-        return EntryLocation(self.file_ids[entry_id], self.offsets[entry_id], self.lengths[entry_id])
+    # ---- event loop ----------------------------------------------------------------------
 
+    @property
+    def cache_size(self) -> int:
+        return self._cache.size
 
-class JournalLedgerStorage:
-    """The (ledger, entry) -> journal location index, plus reads and file reclamation."""
+    def next_entry_id(self, ledger_id: int) -> int:
+        with self.lock:
+            return self._next_entry_id_locked(ledger_id)
 
-    def __init__(self, journal_dir: Path) -> None:
-        self._journal_dir = journal_dir
-        self._ledgers: dict[int, LedgerLocations] = {}
-        self._file_ledgers: dict[int, set[int]] = {}
-
-    def record(self, ledger_id: int, entry_id: int, file_id: int, offset: int, length: int) -> None:
-        """Index one durable record; anything breaking the contiguous prefix is ignored."""
-        locations = self._ledgers.get(ledger_id)
-        if locations is None:
-            locations = self._ledgers[ledger_id] = LedgerLocations()
-        if entry_id != len(locations):
-            logger.warning("ledger %d: ignoring entry %d (expected %d)",
-                           ledger_id, entry_id, len(locations))
-            return
-        locations.file_ids.append(file_id)
-        locations.offsets.append(offset)
-        locations.lengths.append(length)
-        locations.total_size += length
-        holders = self._file_ledgers.get(file_id)
-        if holders is None:
-            holders = self._file_ledgers[file_id] = set()
-        holders.add(ledger_id)
-
-    def add_file(self, file_id: int) -> None:
-        """Make a (possibly empty) recovered file known, so reclamation can consider it."""
-        self._file_ledgers.setdefault(file_id, set())
+    def add(self, ledger_id: int, entry_id: int, data: bytes) -> None:
+        """Take a journal-durable entry; one already stored (a replay) or out of order is
+        ignored."""
+        cached = self._cache.get(ledger_id)  # the active cache changes on the loop only
+        expected = cached.last_entry_id + 1 if cached is not None else self.next_entry_id(ledger_id)
+        if entry_id == expected:
+            self._cache.put(ledger_id, entry_id, data)
+        elif entry_id > expected:
+            logger.warning("ledger %d: ignoring entry %d (expected %d)", ledger_id, entry_id,
+                           expected)
 
     def last_entry_id(self, ledger_id: int) -> int:
-        locations = self._ledgers.get(ledger_id)
-        return len(locations) - 1 if locations is not None else -1
+        return self.next_entry_id(ledger_id) - 1
 
     def ledger_size(self, ledger_id: int) -> int:
-        locations = self._ledgers.get(ledger_id)
-        return locations.total_size if locations is not None else 0
+        with self.lock:
+            size = self.index.size(ledger_id)
+            for cache in (self._flushing, self._cache):
+                cached = cache.get(ledger_id) if cache is not None else None
+                if cached is not None:
+                    size += cached.total_size
+        return size
 
-    def locate(self, ledger_id: int, first: int, last: int) -> list[EntryLocation]:
-        locations = self._ledgers.get(ledger_id)
-        if locations is None:
-            raise NoSuchEntryError(f"ledger {ledger_id} holds no entries")
-        if first < 0 or last >= len(locations) or first > last:
-            raise NoSuchEntryError(
-                f"ledger {ledger_id}: entries {first}..{last} outside 0..{len(locations) - 1}")
-        return [locations.location(entry_id) for entry_id in range(first, last + 1)]
+    def lookup(self, ledger_id: int, first: int, last: int) -> list[Found]:
+        """Entries first..last: bytes where cached, locations where in an entry log."""
+        with self.lock:
+            indexed = self.index.count(ledger_id)
+            end = self._next_entry_id_locked(ledger_id)
+            if first < 0 or first > last or last >= end:
+                raise NoSuchEntryError(
+                    f"ledger {ledger_id}: entries {first}..{last} outside 0..{end - 1}")
+            found: list[Found] = []
+            if first < indexed:
+                found.extend(self.index.locations(ledger_id, first, min(last, indexed - 1)))
+            for entry_id in range(max(first, indexed), last + 1):
+                found.append(self._cached_entry(ledger_id, entry_id))
+        return found
+
+    def _next_entry_id_locked(self, ledger_id: int) -> int:
+        for cache in (self._cache, self._flushing):
+            cached = cache.get(ledger_id) if cache is not None else None
+            if cached is not None:
+                return cached.last_entry_id + 1
+        return self.index.count(ledger_id)
+
+    def _cached_entry(self, ledger_id: int, entry_id: int) -> bytes:
+        for cache in (self._flushing, self._cache):
+            data = cache.entry(ledger_id, entry_id) if cache is not None else None
+            if data is not None:
+                return data
+        raise NoSuchEntryError(f"ledger {ledger_id}: entry {entry_id} is not stored")
+
+    def is_deleted(self, ledger_id: int) -> bool:
+        return ledger_id in self._deleted
 
     def delete_ledger(self, ledger_id: int) -> None:
-        if self._ledgers.pop(ledger_id, None) is None:
-            return
-        for holders in self._file_ledgers.values():
-            holders.discard(ledger_id)
+        """Forget a ledger at once (its index file goes with the next storage-thread task)."""
+        with self.lock:
+            self._deleted.add(ledger_id)
+            self._cache.drop(ledger_id)
+            self.index.drop(ledger_id)
 
-    def take_reclaimable_files(self, before_file_id: int) -> list[int]:
-        """Forget and return files older than ``before_file_id`` that hold no live ledger."""
-        files = [file_id for file_id, holders in self._file_ledgers.items()
-                 if not holders and file_id < before_file_id]
-        for file_id in files:
-            del self._file_ledgers[file_id]
-        return files
+    @property
+    def unflushed(self) -> WriteCache | None:
+        """The swapped-out cache whose flush has not completed (after a failed flush)."""
+        return self._flushing
 
-    # ---- storage threads -----------------------------------------------------------------
+    def swap_cache(self) -> WriteCache | None:
+        """Hand the active cache over for flushing (None when empty); one flush at a time."""
+        if self._cache.is_empty:
+            return None
+        with self.lock:
+            assert self._flushing is None, "one flush at a time"
+            self._flushing, self._cache = self._cache, WriteCache()
+        return self._flushing
 
-    def read(self, ledger_id: int, first: int, locations: list[EntryLocation]) -> list[bytes]:
-        """Read and verify entries first.. of a ledger (blocking: runs on a read thread)."""
+    # ---- storage thread ------------------------------------------------------------------
+
+    def flush(self, snapshot: WriteCache) -> None:
+        """Write a swapped-out cache to the entry log and the index, durably, then publish."""
+        assert self.flush_writer is not None
+        written: list[tuple[int, int, array]] = []
+        for ledger_id, cached in snapshot.ledgers_in_order():
+            if ledger_id in self._deleted:
+                continue
+            words = array("Q")
+            append, writer = words.append, self.flush_writer
+            for entry_id, data in enumerate(cached.entries, start=cached.first_entry_id):
+                offset = writer.append(ledger_id, entry_id, data)
+                append((writer.current_log_id + 1) << 32 | len(data))  # see encode_locations
+                append(offset)
+            written.append((ledger_id, cached.first_entry_id, words))
+        self.flush_writer.sync()
+        for ledger_id, first_entry_id, words in written:
+            self.index.persist(ledger_id, first_entry_id, words)
+        self.index.sync()
+        summaries = [summarize(words) for _, _, words in written]
+        with self.lock:
+            for (ledger_id, _, words), summary in zip(written, summaries):
+                if ledger_id not in self._deleted:
+                    self.index.extend(ledger_id, words, summary)
+            if self._flushing is snapshot:
+                self._flushing = None
+
+    def flush_all(self) -> None:
+        """Flush the active cache from the storage thread itself (start-up replay)."""
+        snapshot = self.swap_cache()
+        if snapshot is not None:
+            self.flush(snapshot)
+
+    def forget_deleted(self, ledger_ids: list[int]) -> None:
+        for ledger_id in ledger_ids:
+            self.index.delete_file(ledger_id)
+
+    def close(self) -> None:
+        if self.flush_writer is not None:
+            self.flush_writer.close()
+
+    # ---- read pool -----------------------------------------------------------------------
+
+    def read(self, ledger_id: int, first: int, found: list[Found]) -> list[bytes]:
+        """Read the entries that were not cached (blocking)."""
         results: list[bytes] = []
         descriptors: dict[int, int] = {}
         try:
-            for entry_id, location in enumerate(locations, start=first):
-                fd = descriptors.get(location.file_id)
+            for entry_id, item in enumerate(found, start=first):
+                if not isinstance(item, EntryLocation):
+                    results.append(item)
+                    continue
+                fd = descriptors.get(item.log_id)
                 if fd is None:
-                    fd = descriptors[location.file_id] = self._open(ledger_id, location.file_id)
-                results.append(_read_record(fd, ledger_id, entry_id, location))
+                    fd = descriptors[item.log_id] = open_log(self.directory, item.log_id)
+                record = read_record(fd, ledger_id, entry_id, item.offset, item.length)
+                results.append(record[HEADER_SIZE:])
         finally:
             for fd in descriptors.values():
                 os.close(fd)
         return results
-
-    def unlink_files(self, file_ids: list[int]) -> None:
-        for file_id in file_ids:
-            path = self._journal_dir / journal_file_name(file_id)
-            try:
-                path.unlink()
-                logger.info("reclaimed journal file %s", path)
-            except FileNotFoundError:
-                pass
-
-    def _open(self, ledger_id: int, file_id: int) -> int:
-        try:
-            return os.open(self._journal_dir / journal_file_name(file_id), os.O_RDONLY)
-        except FileNotFoundError:
-            raise NoSuchLedgerError(f"ledger {ledger_id}: journal file {file_id} is gone") from None
-
-
-def _read_record(fd: int, ledger_id: int, entry_id: int, location: EntryLocation) -> bytes:
-    size = HEADER_SIZE + location.length
-    record = os.pread(fd, size, location.offset)
-    if len(record) != size:
-        raise EntryCorruptedError(f"entry {ledger_id}:{entry_id}: short read")
-    length, _crc, stored_ledger, stored_entry = RECORD_HEADER.unpack_from(record)
-    if (length, stored_ledger, stored_entry) != (location.length, ledger_id, entry_id) \
-            or not record_crc_ok(record):
-        raise EntryCorruptedError(f"entry {ledger_id}:{entry_id}: header or CRC mismatch")
-    return record[HEADER_SIZE:]

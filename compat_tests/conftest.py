@@ -3,6 +3,7 @@
 - ``broker``: one broker per test module (default config), shared by its tests.
 - ``fresh_broker``: a broker of the test's own, for tests that kill -9 and restart it.
 - ``partitioned_broker`` / ``small_message_broker``: module brokers started with a config file.
+- ``make_broker(config, prepare)``: a broker of the test's own with a config file.
 - ``connect(broker)``: a pulsar.Client for any of them, closed at teardown; ``client`` = connect(broker).
 - ``java_command`` / ``go_binaries``: the Java and Go scenario programs, built once per session.
 
@@ -11,6 +12,7 @@ When a test fails, the tails of its brokers' logs are added to the report.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pulsar
@@ -34,11 +36,14 @@ def _start(work_dir: Path, config: dict | None = None) -> Broker:
 
 
 def _broker_fixture(tmp_path_factory: pytest.TempPathFactory, name: str, config: dict | None = None):
+    """Body of a broker fixture (any scope): start in a new temp dir; at teardown stop it and
+    remove its data (its log stays, within pytest's retention of the last temp dirs)."""
     broker = _start(tmp_path_factory.mktemp(name), config)
     try:
         yield broker
     finally:
         broker.stop()
+        shutil.rmtree(broker.data_dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -57,11 +62,32 @@ def small_message_broker(tmp_path_factory):
 
 
 @pytest.fixture
-def fresh_broker(tmp_path):
-    broker = _start(tmp_path / "broker")
-    try:
-        yield broker
-    finally:
+def fresh_broker(tmp_path_factory):
+    yield from _broker_fixture(tmp_path_factory, "fresh")
+
+
+@pytest.fixture
+def make_broker(tmp_path):
+    """make_broker(config, prepare=None) -> a broker of the test's own with that config;
+    prepare(data_dir) runs before its first start (e.g. to pre-write metadata)."""
+    brokers: list[Broker] = []
+
+    def _make(config: dict, prepare=None) -> Broker:
+        work_dir = tmp_path / f"broker-{len(brokers)}"
+        work_dir.mkdir()
+        broker = Broker(work_dir, config)
+        if prepare is not None:
+            broker.data_dir.mkdir(parents=True, exist_ok=True)
+            prepare(broker.data_dir)
+        brokers.append(broker)
+        try:
+            return broker.start()
+        except BrokerError as exc:
+            failure = f"pulsard did not come up: {exc}"
+        pytest.fail(failure, pytrace=False)
+
+    yield _make
+    for broker in brokers:
         broker.stop()
 
 

@@ -48,6 +48,12 @@ class RawConsumer:
     def flow(self, permits: int) -> None:
         self._send(Cmd(type=Cmd.FLOW, flow=pb.CommandFlow(consumer_id=1, messagePermits=permits)))
 
+    def sync(self) -> None:
+        """PING and wait for PONG: the broker has handled everything sent before (a
+        connection's commands are handled in order). Call it before frames are expected."""
+        self._send(Cmd(type=Cmd.PING, ping=pb.CommandPing()))
+        self.expect(Cmd.PONG)
+
     def next_frame(self, timeout_s: float) -> Frame | None:
         if self.pending:
             return self.pending.pop(0)

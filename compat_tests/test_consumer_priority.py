@@ -20,10 +20,12 @@ def test_shared_serves_the_best_priority_level_while_it_has_permits(broker, clie
     topic = full_name(unique_topic())
     low = RawConsumer(broker, topic, "prio", SHARED, "low", priority_level=1)
     high = RawConsumer(broker, topic, "prio", SHARED, "high", priority_level=0)
-    send_all(client.create_producer(topic), payloads(10))
     try:
-        low.flow(100)
-        high.flow(3)
+        # both hold permits before anything exists, so the broker chooses by priority alone
+        for consumer, permits in ((low, 100), (high, 3)):
+            consumer.flow(permits)
+            consumer.sync()
+        send_all(client.create_producer(topic), payloads(10))
         assert entry_ids(high.collect(Cmd.MESSAGE)) == [0, 1, 2]
         assert entry_ids(low.collect(Cmd.MESSAGE)) == list(range(3, 10))
     finally:

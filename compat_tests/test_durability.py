@@ -93,7 +93,9 @@ def test_sigterm_is_a_clean_shutdown_that_keeps_data_and_acks(fresh_broker, conn
     consumer.close()
     client.close()
 
-    assert fresh_broker.stop() == 0, "SIGTERM must end the broker with exit code 0"
+    # A clean exit within the stop timeout: 0 (or 143, what a JVM such as Pulsar's returns after
+    # its shutdown hooks); not None (had to be SIGKILLed) nor -15 (died of the signal unhandled).
+    assert fresh_broker.stop() in (0, 143), "SIGTERM must end the broker cleanly"
     fresh_broker.restart()
 
     client = connect(fresh_broker)

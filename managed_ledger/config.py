@@ -24,6 +24,19 @@ class StorageConfig:
     #: managedLedgerCacheSizeMB: memory kept for tailing reads.
     cache_size_mb: int = 64
     #: journalMaxSizeMB (bookkeeper.conf): journal files rotate past this size (fractions allowed).
-    #: In this slice entries are read back from the journal files, and a file is reclaimed
-    #: once every ledger in it is deleted, so smaller files give disk space back sooner.
+    #: Files wholly before the last checkpoint's mark are deleted.
     journal_max_size_mb: float = 256.0
+    #: logSizeLimit (bookkeeper.conf, bytes): entry logs rotate past this size.
+    log_size_limit: int = 1024 * 1024 * 1024
+    #: flushInterval (bookkeeper.conf, ms): checkpoint period (write cache -> entry logs).
+    flush_interval_ms: int = 60_000
+    #: dbStorage_writeCacheMaxSizeMb (bookkeeper.conf): unflushed data that starts a checkpoint early.
+    write_cache_max_size_mb: float = 64.0
+    #: gcWaitTime (bookkeeper.conf, ms): garbage collection period.
+    gc_wait_time_ms: int = 60_000
+    #: minorCompactionThreshold / minorCompactionInterval (s) (bookkeeper.conf).
+    minor_compaction_threshold: float = 0.2
+    minor_compaction_interval_s: float = 3600.0
+    #: majorCompactionThreshold / majorCompactionInterval (s) (bookkeeper.conf).
+    major_compaction_threshold: float = 0.5
+    major_compaction_interval_s: float = 86400.0

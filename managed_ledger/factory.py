@@ -1,7 +1,8 @@
 """The managed-ledger factory: one storage engine (metadata store + bookie) under many topics.
 
 ``open_factory(config)`` is the entry point for server/: it opens the embedded metadata store
-(``<data_dir>/metadata/metadata.db``) and the bookie (``<data_dir>/bookie/journal``), and
+(``<data_dir>/metadata/metadata.db``) and the bookie (``<data_dir>/bookie/journal`` and
+``<data_dir>/bookie/ledgers``), and
 returns a ManagedLedgerFactory whose managed ledgers share one entry cache.
 """
 
@@ -35,12 +36,25 @@ def bookie_config(config: StorageConfig) -> BookieConfig:
         max_group_wait_ms=config.journal_max_group_wait_ms,
         buffered_writes_threshold=config.journal_buffered_writes_threshold,
         journal_max_file_size=int(config.journal_max_size_mb * _MB),
+        entry_log_size_limit=config.log_size_limit,
+        flush_interval_ms=config.flush_interval_ms,
+        write_cache_max_size=int(config.write_cache_max_size_mb * _MB),
+        gc_wait_time_ms=config.gc_wait_time_ms,
+        minor_compaction_threshold=config.minor_compaction_threshold,
+        minor_compaction_interval_s=config.minor_compaction_interval_s,
+        major_compaction_threshold=config.major_compaction_threshold,
+        major_compaction_interval_s=config.major_compaction_interval_s,
     )
+
+
+async def open_metadata_store(config: StorageConfig) -> SqliteMetadataStore:
+    """The metadata store alone (for tools that edit policies; safe beside a running broker)."""
+    return await SqliteMetadataStore.open(config.data_dir / "metadata" / "metadata.db")
 
 
 async def open_factory(config: StorageConfig) -> ManagedLedgerFactoryImpl:
     """Open (recovering after any crash) the storage under config.data_dir."""
-    store = await SqliteMetadataStore.open(config.data_dir / "metadata" / "metadata.db")
+    store = await open_metadata_store(config)
     try:
         bookkeeper = await BookKeeper.open(bookie_config(config), store)
     except BaseException:

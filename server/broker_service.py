@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
 from urllib.parse import quote, unquote
@@ -11,7 +12,9 @@ from managed_ledger.errors import MetadataBadVersionError
 from managed_ledger.interfaces import ManagedLedgerFactory
 
 from .config import BrokerConfig
-from .errors import NotAllowed, TopicNotFound
+from .errors import TopicNotFound
+from .namespace_policies import NamespacePolicies
+from .non_persistent_topic import NonPersistentTopic
 from .schema_registry import SchemaRegistry
 from .topic import Topic
 from .topic_name import TopicName
@@ -22,6 +25,7 @@ PARTITIONED_TOPICS = "/admin/partitioned-topics"
 #: Pulsar creates this partitioned topic only for a running transaction coordinator; clients read
 #: its partition count 0 as "transactions are off" and refuse at once (never auto-created here).
 TRANSACTION_COORDINATOR_ASSIGN = "persistent://pulsar/system/transaction_coordinator_assign"
+GENERATION_PATH = "/counters/producer-name"
 #: GET_TOPICS_OF_NAMESPACE modes (CommandGetTopicsOfNamespace.Mode).
 MODE_PERSISTENT, MODE_NON_PERSISTENT, MODE_ALL = 0, 1, 2
 
@@ -32,19 +36,39 @@ class BrokerService:
         self.storage = storage
         self.metadata = storage.metadata_store
         self.schemas = SchemaRegistry(self.metadata)
+        self.policies = NamespacePolicies(self.metadata)
         self.connections: set = set()
         self._topics: dict[str, asyncio.Task[Topic]] = {}
+        self._producer_names = itertools.count()
+        self._generation = 0
+
+    async def start(self) -> None:
+        """Count this start, so generated producer names never repeat one of an earlier run
+        (deduplication keys on producer names), as Pulsar's distributed id generator does."""
+        stored = await self.metadata.get(GENERATION_PATH)
+        self._generation = int(stored[0]) + 1 if stored is not None else 0
+        await self.metadata.put(GENERATION_PATH, str(self._generation).encode(),
+                                stored[1] if stored is not None else -1)
+
+    def new_producer_name(self) -> str:
+        return f"{self.config.cluster_name}-{self._generation}-{next(self._producer_names)}"
 
     # -- topics -----------------------------------------------------------------------------
 
     @property
     def topics(self) -> list[Topic]:
+        """The loaded persistent topics."""
+        return [t for t in self._loaded() if isinstance(t, Topic)]
+
+    @property
+    def non_persistent_topics(self) -> list[NonPersistentTopic]:
+        return [t for t in self._loaded() if isinstance(t, NonPersistentTopic)]
+
+    def _loaded(self) -> list["Topic | NonPersistentTopic"]:
         return [t.result() for t in self._topics.values() if t.done() and not t.exception()]
 
-    async def get_topic(self, name: TopicName, create: bool = True) -> Topic:
+    async def get_topic(self, name: TopicName, create: bool = True) -> "Topic | NonPersistentTopic":
         """The loaded topic, loading (and, when allowed, creating) it on first use."""
-        if not name.persistent:
-            raise NotAllowed(f"Non-persistent topics are not supported yet: {name}")
         key = str(name)
         loading = self._topics.get(key)
         if loading is None:
@@ -57,15 +81,26 @@ class BrokerService:
                 del self._topics[key]
             raise
 
-    async def _load(self, name: TopicName, create: bool) -> Topic:
+    async def _load(self, name: TopicName, create: bool) -> "Topic | NonPersistentTopic":
         if not (create and self.config.allow_auto_topic_creation) and not await self._exists(name):
             raise TopicNotFound(f"Topic {name} does not exist")
+        if not name.persistent:
+            log.info("created non-persistent topic %s", name)
+            return NonPersistentTopic(self, name)
         ledger = await self.storage.open_ledger(str(name))
+        try:
+            topic = await Topic.load(self, name, ledger)
+        except BaseException:
+            await ledger.close()
+            raise
         log.info("loaded topic %s", name)
-        return Topic(self, name, ledger)
+        return topic
 
     async def _exists(self, name: TopicName) -> bool:
-        if str(name) in await self.storage.list_ledgers():
+        """A stored ledger, a partition of a partitioned topic, or a live non-persistent topic."""
+        if name.persistent and str(name) in await self.storage.list_ledgers():
+            return True
+        if not name.persistent and any(str(t.name) == str(name) for t in self.non_persistent_topics):
             return True
         parent = name.partitioned_parent
         return parent is not name and name.partition_index < await self._stored_partitions(parent)
@@ -118,22 +153,29 @@ class BrokerService:
     # -- namespaces -------------------------------------------------------------------------
 
     async def topics_of_namespace(self, namespace: str, mode: int) -> list[str]:
-        """Every topic of the namespace, partitions included (regex consumers filter them)."""
-        if mode == MODE_NON_PERSISTENT:
-            return []
-        tenant, _, local = namespace.partition("/")
-        prefix = f"persistent://{namespace}/"
-        names = {n for n in await self.storage.list_ledgers() if n.startswith(prefix)}
-        partitioned_dir = f"{PARTITIONED_TOPICS}/persistent/{tenant}/{local}"
-        for child in await self.metadata.children(partitioned_dir):
-            parent = TopicName("persistent", tenant, local, unquote(child))
-            for index in range(await self._stored_partitions(parent)):
-                names.add(str(parent.partition(index)))
+        """Every topic of the namespace, partitions included (regex consumers filter them):
+        persistent ones from storage, non-persistent ones while they are live, as Pulsar."""
+        names: set[str] = set()
+        if mode in (MODE_PERSISTENT, MODE_ALL):
+            prefix = f"persistent://{namespace}/"
+            names.update(n for n in await self.storage.list_ledgers() if n.startswith(prefix))
+            names.update(await self._partitions_in(namespace, "persistent"))
+        if mode in (MODE_NON_PERSISTENT, MODE_ALL):
+            names.update(str(t.name) for t in self.non_persistent_topics if t.name.namespace == namespace)
+            names.update(await self._partitions_in(namespace, "non-persistent"))
         return sorted(names)
+
+    async def _partitions_in(self, namespace: str, domain: str) -> list[str]:
+        tenant, _, local = namespace.partition("/")
+        names = []
+        for child in await self.metadata.children(f"{PARTITIONED_TOPICS}/{domain}/{tenant}/{local}"):
+            parent = TopicName(domain, tenant, local, unquote(child))
+            names.extend(str(parent.partition(i)) for i in range(await self._stored_partitions(parent)))
+        return names
 
     async def close(self) -> None:
         for connection in list(self.connections):
             connection.close()
-        for topic in self.topics:
+        for topic in self._loaded():
             await topic.close()
         self._topics.clear()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import sys
 from pathlib import Path
@@ -11,6 +10,8 @@ from pathlib import Path
 import uvloop
 
 from .config import BrokerConfig, read_conf_file
+from .errors import BrokerError
+from .namespace_policies import namespace_policies_command
 from .standalone import run_standalone
 
 
@@ -24,6 +25,15 @@ def _parser() -> argparse.ArgumentParser:
     standalone.add_argument("--bind-address", help="address to listen on (default 127.0.0.1)")
     standalone.add_argument("--data-dir", help="where storage lives (default ./data)")
     standalone.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
+    policies = commands.add_parser(
+        "namespace-policies", help="show or set a namespace's policies (Pulsar's Policies JSON field names)")
+    policies.add_argument("action", choices=("get", "set"))
+    policies.add_argument("namespace", help="tenant/namespace")
+    policies.add_argument("fields", nargs="*", metavar="FIELD=JSON",
+                          help='e.g. deduplicationEnabled=true; FIELD=null clears a field')
+    policies.add_argument("--config", type=Path, help="a standalone.conf style file (for dataDir)")
+    policies.add_argument("--data-dir", help="the broker's data directory (default ./data)")
+    policies.add_argument("--log-level", default="WARNING", help="DEBUG, INFO, WARNING or ERROR")
     return parser
 
 
@@ -33,9 +43,9 @@ def build_config(args: argparse.Namespace) -> BrokerConfig:
     if args.config is not None:
         config.apply(read_conf_file(args.config))
     overrides = {
-        "broker_service_port": args.broker_port,
-        "web_service_port": args.web_port,
-        "bind_address": args.bind_address,
+        "broker_service_port": getattr(args, "broker_port", None),
+        "web_service_port": getattr(args, "web_port", None),
+        "bind_address": getattr(args, "bind_address", None),
         "data_dir": args.data_dir,
     }
     for field_name, value in overrides.items():
@@ -54,6 +64,9 @@ def main(argv: list[str] | None = None) -> None:
     except (OSError, ValueError) as exc:
         sys.exit(f"pulsard: {exc}")
     try:
-        uvloop.run(run_standalone(config))
-    except OSError as exc:
+        if args.command == "namespace-policies":
+            print(uvloop.run(namespace_policies_command(config, args.action, args.namespace, args.fields)))
+        else:
+            uvloop.run(run_standalone(config))
+    except (OSError, ValueError, BrokerError) as exc:
         sys.exit(f"pulsard: {exc}")

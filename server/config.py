@@ -31,6 +31,13 @@ class BrokerConfig:
     batch_index_ack_enabled: bool = field(
         default=False, metadata={"key": "acknowledgmentAtBatchIndexLevelEnabled"}
     )
+    broker_deduplication_enabled: bool = field(default=False, metadata={"key": "brokerDeduplicationEnabled"})
+    broker_deduplication_entries_interval: int = field(
+        default=1000, metadata={"key": "brokerDeduplicationEntriesInterval"}
+    )
+    broker_deduplication_max_number_of_producers: int = field(
+        default=10000, metadata={"key": "brokerDeduplicationMaxNumberOfProducers"}
+    )
     max_unacked_messages_per_consumer: int = field(
         default=50000, metadata={"key": "maxUnackedMessagesPerConsumer"}
     )
@@ -49,6 +56,16 @@ class BrokerConfig:
         default=512 * 1024, metadata={"key": "journalBufferedWritesThreshold"}
     )
     journal_max_size_mb: float = field(default=256.0, metadata={"key": "journalMaxSizeMB"})
+    log_size_limit: int = field(default=1024 * 1024 * 1024, metadata={"key": "logSizeLimit"})
+    flush_interval_ms: int = field(default=60_000, metadata={"key": "flushInterval"})
+    write_cache_max_size_mb: float = field(
+        default=64.0, metadata={"key": "dbStorage_writeCacheMaxSizeMb"}
+    )
+    gc_wait_time_ms: int = field(default=60_000, metadata={"key": "gcWaitTime"})
+    minor_compaction_threshold: float = field(default=0.2, metadata={"key": "minorCompactionThreshold"})
+    minor_compaction_interval_s: float = field(default=3600.0, metadata={"key": "minorCompactionInterval"})
+    major_compaction_threshold: float = field(default=0.5, metadata={"key": "majorCompactionThreshold"})
+    major_compaction_interval_s: float = field(default=86400.0, metadata={"key": "majorCompactionInterval"})
     max_entries_per_ledger: int = field(default=50000, metadata={"key": "managedLedgerMaxEntriesPerLedger"})
     max_size_per_ledger_mb: int = field(default=2048, metadata={"key": "managedLedgerMaxSizePerLedgerMbytes"})
     cursor_flush_interval_ms: int = field(default=200, metadata={"key": "managedLedgerCursorFlushIntervalMs"})
@@ -75,6 +92,14 @@ class BrokerConfig:
             journal_max_group_wait_ms=self.journal_max_group_wait_ms,
             journal_buffered_writes_threshold=self.journal_buffered_writes_threshold,
             journal_max_size_mb=self.journal_max_size_mb,
+            log_size_limit=self.log_size_limit,
+            flush_interval_ms=self.flush_interval_ms,
+            write_cache_max_size_mb=self.write_cache_max_size_mb,
+            gc_wait_time_ms=self.gc_wait_time_ms,
+            minor_compaction_threshold=self.minor_compaction_threshold,
+            minor_compaction_interval_s=self.minor_compaction_interval_s,
+            major_compaction_threshold=self.major_compaction_threshold,
+            major_compaction_interval_s=self.major_compaction_interval_s,
             max_entries_per_ledger=self.max_entries_per_ledger,
             max_size_per_ledger_mb=self.max_size_per_ledger_mb,
             cursor_flush_interval_ms=self.cursor_flush_interval_ms,

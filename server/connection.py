@@ -52,6 +52,8 @@ class Connection(asyncio.Protocol):
         self._flush_scheduled = False
         self._handshake_done = False
         self._producers: dict[int, "Producer"] = {}
+        #: WaitForExclusive producers still queued, so CLOSE_PRODUCER can withdraw them.
+        self._queued_producers: dict[int, "Producer"] = {}
         self._consumers: dict[int, "Consumer"] = {}
         self._tasks: set[asyncio.Task] = set()
         self._pending_publishes = 0
@@ -226,17 +228,28 @@ class Connection(asyncio.Protocol):
                 schema_version = await self.broker.schemas.register(name, request.schema)
             existing = self._producers.get(request.producer_id)
             if existing is None:
-                existing = topic.add_producer(
-                    self, request.producer_id, request.producer_name or None,
-                    request.producer_access_mode, schema_version,
-                )
+                try:
+                    existing = await topic.add_producer(
+                        self, request, schema_version, partial(self._producer_queued, request.request_id)
+                    )
+                finally:
+                    self._queued_producers.pop(request.producer_id, None)
                 if self._transport is None:
                     topic.remove_producer(existing)
                     raise ServiceNotReady("connection closed while creating the producer")
                 self._producers[request.producer_id] = existing
+        return self._producer_success(request.request_id, existing)
+
+    def _producer_success(self, request_id: int, producer: "Producer", ready: bool = True) -> Cmd:
         return commands.producer_success(
-            request.request_id, existing.name, last_sequence_id=-1, schema_version=existing.schema_version
+            request_id, producer.name, last_sequence_id=producer.topic.last_sequence_id(producer.name),
+            schema_version=producer.schema_version, topic_epoch=producer.topic_epoch, producer_ready=ready,
         )
+
+    def _producer_queued(self, request_id: int, producer: "Producer") -> None:
+        """WaitForExclusive: the client learns it is queued; the real answer comes later."""
+        self._queued_producers[producer.producer_id] = producer
+        self.write(self._producer_success(request_id, producer, ready=False))
 
     def _on_send(self, command: Cmd, frame: Frame) -> None:
         send = command.send
@@ -263,11 +276,12 @@ class Connection(asyncio.Protocol):
             self._reading_paused = True
             assert self._transport is not None
             self._transport.pause_reading()
-        producer.publish(send.sequence_id, highest, entry, send.num_messages)
+        producer.publish(send.sequence_id, highest, entry, send.num_messages, send.is_chunk)
 
     def _on_close_producer(self, command: Cmd, frame: Frame) -> None:
         request = command.close_producer
         producer = self._producers.pop(request.producer_id, None)
+        producer = producer or self._queued_producers.pop(request.producer_id, None)
         if producer is not None:
             producer.topic.remove_producer(producer)
         self.write(commands.success(request.request_id))
@@ -355,6 +369,8 @@ class Connection(asyncio.Protocol):
     async def _seek(self, request: pb.CommandSeek) -> Cmd:
         subscription = self._consumer(request.consumer_id).subscription
         topic = subscription.topic
+        if not topic.name.persistent:
+            raise NotAllowed(f"Seek is not supported on non-persistent topic {topic.name}")
         if request.HasField("message_publish_time"):
             position = await topic.find_position_by_publish_time(request.message_publish_time)
         elif request.HasField("message_id"):

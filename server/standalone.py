@@ -22,6 +22,7 @@ async def run_standalone(config: BrokerConfig) -> None:
     loop = asyncio.get_running_loop()
     storage = await open_factory(config.storage())
     broker = BrokerService(config, storage)
+    await broker.start()
     server = await loop.create_server(
         lambda: Connection(broker), config.bind_address, config.broker_service_port, reuse_address=True, backlog=1024
     )

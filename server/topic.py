@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from managed_ledger.interfaces import ManagedLedger
 from managed_ledger.position import EARLIEST, LATEST, Entry, InitialPosition, Position
@@ -14,11 +14,12 @@ from protocol.commands import to_signed
 from protocol.entry import read_metadata
 
 from .consumer import Consumer
-from .errors import ConsumerBusy, ProducerBusy, ProducerFenced
-from .producer import Producer
+from .deduplication import DEDUPLICATION_CURSOR, MessageDeduplication
+from .producer_access import ProducerAccess
 from .stats import TopicStats
 from .subscription import Subscription
 from .topic_name import TopicName
+from .topic_base import TopicBase
 
 if TYPE_CHECKING:
     from .broker_service import BrokerService
@@ -26,53 +27,48 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_producer_names = itertools.count()
+#: Per-topic state outside the ledger: the topic epoch and the deduplication snapshot.
+TOPIC_STATE = "/topic-state"
 
 
-class Topic:
-    def __init__(self, broker: "BrokerService", name: TopicName, ledger: ManagedLedger) -> None:
+class Topic(TopicBase):
+    def __init__(
+        self, broker: "BrokerService", name: TopicName, ledger: ManagedLedger, epoch: int | None = None,
+        deduplication: MessageDeduplication | None = None,
+    ) -> None:
         self.broker = broker
         self.name = name
         self.ledger = ledger
-        self.producers: list[Producer] = []
+        self.access = ProducerAccess(str(name), epoch, self._store_epoch)
+        self.deduplication = deduplication
         self.subscriptions: dict[str, Subscription] = {
-            sub_name: Subscription(self, sub_name, cursor) for sub_name, cursor in ledger.cursors.items()
+            sub_name: Subscription(self, sub_name, cursor)
+            for sub_name, cursor in ledger.cursors.items() if sub_name != DEDUPLICATION_CURSOR
         }
         self.stats = TopicStats()
         self._subscribing = asyncio.Lock()
 
-    # -- producing --------------------------------------------------------------------------
+    @classmethod
+    async def load(cls, broker: "BrokerService", name: TopicName, ledger: ManagedLedger) -> "Topic":
+        """Recover the topic epoch and, when enabled for its namespace, deduplication state."""
+        store = broker.metadata
+        stored_epoch = await store.get(_state_path(name, "epoch"))
+        epoch = int(stored_epoch[0]) if stored_epoch is not None else None
+        snapshot_path = _state_path(name, "deduplication")
+        config = broker.config
+        deduplication = None
+        if await broker.policies.deduplication_enabled(name.namespace, config.broker_deduplication_enabled):
+            deduplication = MessageDeduplication(
+                ledger, store, snapshot_path, config.broker_deduplication_entries_interval,
+                config.broker_deduplication_max_number_of_producers,
+            )
+            await deduplication.recover()
+        else:
+            await MessageDeduplication.remove(ledger, store, snapshot_path)
+        return cls(broker, name, ledger, epoch, deduplication)
 
-    def add_producer(
-        self, connection: "Connection", producer_id: int, name: str | None, access_mode: int,
-        schema_version: bytes | None,
-    ) -> Producer:
-        if name and any(p.name == name for p in self.producers):
-            raise ProducerBusy(f"Producer with name '{name}' is already connected to topic {self.name}")
-        if access_mode != pb.Shared and self.producers:
-            if access_mode == pb.ExclusiveWithFencing:
-                for other in list(self.producers):
-                    other.close_by_broker()
-                    self.remove_producer(other)
-            else:
-                raise ProducerFenced(f"Topic {self.name} already has a producer and this one asks for exclusive access")
-        elif any(p.access_mode != pb.Shared for p in self.producers):
-            raise ProducerBusy(f"Topic {self.name} has an exclusive producer")
-        producer = Producer(
-            producer_id=producer_id,
-            name=name or f"{self.broker.config.cluster_name}-0-{next(_producer_names)}",
-            topic=self,
-            connection=connection,
-            user_provided_name=bool(name),
-            access_mode=access_mode,
-            schema_version=schema_version,
-        )
-        self.producers.append(producer)
-        return producer
-
-    def remove_producer(self, producer: Producer) -> None:
-        if producer in self.producers:
-            self.producers.remove(producer)
+    async def _store_epoch(self, epoch: int) -> None:
+        await self.broker.metadata.put(_state_path(self.name, "epoch"), str(epoch).encode())
 
     def publish(self, entry: bytes, num_messages: int) -> "asyncio.Future[Position]":
         """Append one entry; the future resolves once it is durable. Arrival order is kept."""
@@ -86,15 +82,7 @@ class Topic:
             subscription = self.subscriptions.get(command.subscription)
             if subscription is None:
                 subscription = await self._create_subscription(command)
-        consumer = Consumer(
-            consumer_id=command.consumer_id,
-            name=command.consumer_name or f"consumer-{command.consumer_id}",
-            subscription=subscription,
-            connection=connection,
-            sub_type=command.subType,
-            priority_level=command.priority_level,
-            partition_index=self.name.partition_index,
-        )
+        consumer = self.new_consumer(connection, command, subscription)
         subscription.add_consumer(consumer)
         return consumer
 
@@ -133,14 +121,8 @@ class Topic:
             return LATEST
         return Position(ledger_id, entry_id)
 
-    def forget_subscription(self, subscription: Subscription) -> None:
-        """Drop a non-durable subscription whose last consumer left."""
-        if self.subscriptions.get(subscription.name) is subscription:
-            del self.subscriptions[subscription.name]
-
     async def unsubscribe(self, subscription: Subscription, consumer: Consumer) -> None:
-        if any(c is not consumer for c in subscription.consumers):
-            raise ConsumerBusy(f"Subscription {subscription.name} has other connected consumers")
+        self.check_sole_consumer(subscription, consumer)
         subscription.remove_consumer(consumer)
         subscription.close()
         self.subscriptions.pop(subscription.name, None)
@@ -163,9 +145,16 @@ class Topic:
         return self.ledger.first_position() if newest is None else self.ledger.next_position(newest)
 
     async def close(self) -> None:
+        self.access.close_all()
         for subscription in self.subscriptions.values():
             subscription.close()
+        if self.deduplication is not None:
+            await self.deduplication.close()
         await self.ledger.close()
+
+
+def _state_path(name: TopicName, item: str) -> str:
+    return f"{TOPIC_STATE}/{quote(str(name), safe='')}/{item}"
 
 
 def publish_time(entry: Entry) -> int:

@@ -20,6 +20,11 @@ class TopicName:
     namespace_local: str
     local_name: str
 
+    @staticmethod
+    def is_named_entity(name: str) -> bool:
+        """Tenant and namespace names follow Pulsar's NamedEntity rule."""
+        return bool(_NAMED_ENTITY.match(name))
+
     @classmethod
     def parse(cls, name: str) -> "TopicName":
         """Accept `x`, `tenant/ns/x` and `domain://tenant/ns/x`; anything else is invalid."""

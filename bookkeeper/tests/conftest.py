@@ -25,12 +25,14 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 
 
 @contextlib.asynccontextmanager
-async def open_bookkeeper(root: Path, **settings) -> AsyncIterator[BookKeeper]:
-    """A BookKeeper over a metadata store and a bookie under root; closed on exit."""
+async def open_bookkeeper(root: Path, crash_on_exit: bool = False,
+                          **settings) -> AsyncIterator[BookKeeper]:
+    """A BookKeeper over a metadata store and a bookie under root; closed on exit, without the
+    final checkpoint when crash_on_exit (the disk then looks as after a kill -9)."""
     store = await SqliteMetadataStore.open(root / "metadata.db")
     bookkeeper = await BookKeeper.open(BookieConfig(root / "journal", **settings), store)
     try:
         yield bookkeeper
     finally:
-        await bookkeeper.close()
+        await bookkeeper.bookie.close(final_checkpoint=not crash_on_exit)
         await store.close()

@@ -1,4 +1,4 @@
-"""Ledger API: contiguous ids, close, open with recovery (fencing), delete reclaims files."""
+"""Ledger API: contiguous ids, close, open with recovery (fencing), delete reclaims logs."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 
 from bookkeeper.errors import (LedgerClosedError, LedgerFencedError, NoSuchEntryError,
                                NoSuchLedgerError)
+from bookkeeper.entry_log import list_entry_logs
 from bookkeeper.journal import list_journal_files
 from bookkeeper.ledger import LedgerState
 
@@ -72,18 +73,19 @@ async def test_recovery_after_restart_finds_last_entry(tmp_path: Path) -> None:
         assert LedgerState.CLOSED.value == "CLOSED"
 
 
-async def test_delete_reclaims_journal_files(tmp_path: Path) -> None:
-    async with open_bookkeeper(tmp_path, journal_max_file_size=2000) as bk:
+async def test_delete_reclaims_entry_logs(tmp_path: Path) -> None:
+    async with open_bookkeeper(tmp_path, entry_log_size_limit=2000) as bk:
         kept = await bk.create_ledger()
         doomed = await bk.create_ledger()
         await kept.add_entry(b"keep me")
         for i in range(100):
             await doomed.add_entry(b"%060d" % i)
         await kept.add_entry(b"keep me too")
-        files_before = list_journal_files(tmp_path / "journal")
+        await bk.bookie.checkpointer.checkpoint()
+        logs_before = list_entry_logs(tmp_path / "ledgers")
         await bk.delete_ledger(doomed.ledger_id)
-        files_after = list_journal_files(tmp_path / "journal")
-        assert len(files_after) <= 3 < len(files_before)
+        logs_after = list_entry_logs(tmp_path / "ledgers")
+        assert len(logs_after) <= 2 < len(logs_before)
         assert await kept.read_entries(0, 1) == [b"keep me", b"keep me too"]
         with pytest.raises(NoSuchLedgerError):
             await bk.open_ledger(doomed.ledger_id)

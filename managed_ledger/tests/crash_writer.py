@@ -19,8 +19,12 @@ from managed_ledger.position import InitialPosition
 
 TOPIC = "persistent://public/default/crash"
 CURSOR = "consumer"
+#: Checkpoints, garbage collection and compaction run every few milliseconds, so the kills land
+#: during them as well as during adds.
 CONFIG = dict(max_entries_per_ledger=50, journal_max_size_mb=0.05, journal_max_group_wait_ms=0.5,
-              cursor_flush_interval_ms=5)
+              cursor_flush_interval_ms=5, log_size_limit=8192, flush_interval_ms=15,
+              write_cache_max_size_mb=0.02, gc_wait_time_ms=25, minor_compaction_interval_s=0,
+              minor_compaction_threshold=0.5, major_compaction_threshold=0)
 IN_FLIGHT = 16
 
 

@@ -1,5 +1,6 @@
-"""kill -9 mid-stream: every acknowledged entry is readable after restart with its bytes, and
-the cursor comes back no further back than its last persisted mark-delete."""
+"""kill -9 mid-stream (adds, checkpoints, garbage collection and compaction all running): every
+acknowledged entry is readable after restart with its bytes, and the cursor comes back no
+further back than its last persisted mark-delete."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bookkeeper.journal import list_journal_files
+from bookkeeper.entry_log import list_entry_logs
 from managed_ledger.config import StorageConfig
 from managed_ledger.errors import ManagedLedgerClosedError, ManagedLedgerStorageError
 from managed_ledger.factory import open_factory
@@ -132,13 +132,14 @@ async def test_list_and_delete_ledgers(tmp_path: Path) -> None:
 
 
 async def test_trimming_deletes_consumed_ledgers_and_reclaims_files(tmp_path: Path) -> None:
-    settings = dict(max_entries_per_ledger=20, journal_max_size_mb=0.002)
+    settings = dict(max_entries_per_ledger=20, log_size_limit=2000)
     async with open_storage(tmp_path, **settings) as factory:
         ledger = await factory.open_ledger(TOPIC)
         cursor = await ledger.open_cursor("sub", InitialPosition.EARLIEST)
         positions = [await ledger.add_entry(b"%0100d" % i) for i in range(95)]
-        journal_dir = tmp_path / "bookie" / "journal"
-        files_before = len(list_journal_files(journal_dir))
+        ledger_dir = tmp_path / "bookie" / "ledgers"
+        await factory.bookkeeper.bookie.checkpointer.checkpoint()
+        logs_before = len(list_entry_logs(ledger_dir))
         assert [entries for _, entries, _ in ledger.ledgers_info()] == [20, 20, 20, 20, 15]
 
         cursor.mark_delete(positions[59])
@@ -147,7 +148,7 @@ async def test_trimming_deletes_consumed_ledgers_and_reclaims_files(tmp_path: Pa
 
         assert [ledger_id for ledger_id, _, _ in ledger.ledgers_info()] == \
             [positions[60].ledger_id, positions[80].ledger_id]
-        assert len(list_journal_files(journal_dir)) < files_before
+        assert len(list_entry_logs(ledger_dir)) < logs_before
         assert ledger.first_position() == positions[60]
         assert cursor.backlog() == 35
         entries = await cursor.read_entries_or_wait(100)

@@ -1,0 +1,128 @@
+"""Checkpoints and the storage thread: the bookie's work that is off the add path.
+
+A checkpoint, on the event loop, takes the journal position up to which every completed add
+sits in the write cache, and swaps the cache out; then, on the storage thread, it flushes that
+cache to the entry logs and the index (fsynced), records the position as the LastLogMark
+(fsynced) and deletes the journal files wholly before it. It runs every ``flushInterval`` ms,
+early when the write cache passes its size, and at clean shutdown. Garbage collection runs on
+the same thread every ``gcWaitTime`` ms, and right after a ledger is deleted (empty logs only).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+from typing import Awaitable, Callable
+
+from .config import BookieConfig
+from .garbage_collector import GarbageCollector
+from .journal import trim_journal
+from .last_log_mark import LastLogMark, write_mark
+from .ledger_storage import EntryLogStorage
+from .write_cache import WriteCache
+
+logger = logging.getLogger(__name__)
+
+
+class Checkpointer:
+    def __init__(self, config: BookieConfig, loop: asyncio.AbstractEventLoop,
+                 storage: EntryLogStorage, collector: GarbageCollector,
+                 journal_position: Callable[[], LastLogMark], last_mark: LastLogMark) -> None:
+        self._config = config
+        self._loop = loop
+        self._storage = storage
+        self._collector = collector
+        self._journal_position = journal_position
+        self._last_mark = last_mark
+        self._thread = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="bookie-storage")
+        self._lock = asyncio.Lock()
+        #: The mark of a checkpoint that failed: it is retried (with the cache it swapped out,
+        #: if that is still unflushed) before anything newer.
+        self._failed_mark: LastLogMark | None = None
+        self._timers: list[asyncio.Task] = []
+        self._early: set[asyncio.Task] = set()
+        #: Checkpoints completed, for tests and metrics.
+        self.checkpoints = 0
+
+    def start(self) -> None:
+        """Start the timers, and a first garbage collection pass (it drops what a crash left
+        behind: logs of deleted ledgers, half-written compaction copies)."""
+        self._timers = [
+            self._loop.create_task(self._logging_failure(self.remove_empty_logs)),
+            self._loop.create_task(self._every(self._config.flush_interval_ms, self.checkpoint)),
+            self._loop.create_task(self._every(self._config.gc_wait_time_ms, self.collect_garbage)),
+        ]
+
+    async def checkpoint(self) -> None:
+        """Flush what completed so far, then move the mark and trim the journal."""
+        async with self._lock:
+            if self._failed_mark is not None:
+                snapshot, mark = self._storage.unflushed, self._failed_mark
+            else:
+                mark = self._journal_position()
+                snapshot = self._storage.swap_cache()
+                if snapshot is None and mark == self._last_mark:
+                    return
+            try:
+                await self._loop.run_in_executor(self._thread, self._run, snapshot, mark)
+            except OSError:
+                logger.exception("checkpoint failed; the journal keeps everything meanwhile")
+                self._failed_mark = mark
+                return
+            self._failed_mark = None
+            self.checkpoints += 1
+
+    def request_early_checkpoint(self) -> None:
+        """The write cache is over its size: checkpoint now, unless one is running."""
+        if self._lock.locked():
+            return
+        task = self._loop.create_task(self.checkpoint())
+        self._early.add(task)
+        task.add_done_callback(self._early.discard)
+
+    async def collect_garbage(self) -> None:
+        await self._loop.run_in_executor(self._thread, self._collector.run)
+
+    async def remove_empty_logs(self) -> None:
+        await self._loop.run_in_executor(self._thread, self._collector.remove_empty_logs)
+
+    async def ledger_deleted(self, ledger_id: int) -> None:
+        """Drop the ledger's index file and any log left without live data."""
+        await self._loop.run_in_executor(self._thread, self._forget_ledger, ledger_id)
+
+    async def close(self, final_checkpoint: bool) -> None:
+        for timer in self._timers:
+            timer.cancel()
+        await asyncio.gather(*self._timers, *self._early, return_exceptions=True)
+        if final_checkpoint:
+            await self.checkpoint()
+        await self._loop.run_in_executor(self._thread, self._storage.close)
+        self._thread.shutdown(wait=True)
+
+    # ---- storage thread ------------------------------------------------------------------
+
+    def _run(self, snapshot: WriteCache | None, mark: LastLogMark) -> None:
+        if snapshot is not None:
+            self._storage.flush(snapshot)
+        if mark != self._last_mark:
+            write_mark(self._storage.directory, mark)
+            self._last_mark = mark
+            trim_journal(self._config.journal_dir, mark.file_id)
+
+    def _forget_ledger(self, ledger_id: int) -> None:
+        self._storage.forget_deleted([ledger_id])
+        self._collector.remove_empty_logs()
+
+    async def _every(self, interval_ms: int, action: Callable[[], Awaitable[None]]) -> None:
+        while True:
+            await asyncio.sleep(interval_ms / 1000)
+            await self._logging_failure(action)
+
+    @staticmethod
+    async def _logging_failure(action: Callable[[], Awaitable[None]]) -> None:
+        try:
+            await action()
+        except Exception:
+            logger.exception("storage task failed")

@@ -1,0 +1,172 @@
+"""Entry logs: entries of all ledgers interleaved in append-only files rotated at a size.
+
+A log holds records in the journal's format (``[len][crc32c][ledger][entry][data]``), so every
+read verifies the CRC and compaction copies records verbatim. Logs are named
+``<log id>.log`` (ten digits) in the ledger directory; ids only grow. Writers run on the
+bookie's single storage thread; reads run on the read pool with ``pread``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Iterable
+
+from .errors import EntryCorruptedError
+from .journal import (HEADER_SIZE, RECORD_HEADER, encode_header, fsync_directory, pwrite_all,
+                      record_crc_ok)
+
+logger = logging.getLogger(__name__)
+
+LOG_SUFFIX = ".log"
+#: Bytes gathered before one pwrite while appending.
+_WRITE_CHUNK = 4 * 1024 * 1024
+
+
+class EntryLogGoneError(Exception):
+    """A log was removed (compacted or garbage collected) between lookup and read; the caller
+    looks the entry up again."""
+
+
+def entry_log_name(log_id: int) -> str:
+    return f"{log_id:010d}{LOG_SUFFIX}"
+
+
+def list_entry_logs(directory: Path) -> dict[int, int]:
+    """Log id -> size of every entry log in ``directory``."""
+    logs: dict[int, int] = {}
+    for path in directory.glob(f"*{LOG_SUFFIX}"):
+        try:
+            logs[int(path.name[: -len(LOG_SUFFIX)])] = path.stat().st_size
+        except ValueError:
+            logger.warning("ignoring stray file %s in the ledger directory", path)
+    return logs
+
+
+class LogIds:
+    """Hands out log ids (the flusher's and the compactor's writers share one sequence)."""
+
+    def __init__(self, next_id: int) -> None:
+        self._next_id = next_id
+
+    def take(self) -> int:
+        log_id = self._next_id
+        self._next_id += 1
+        return log_id
+
+
+class EntryLogWriter:
+    """Appends records to its current log and rotates past ``size_limit`` bytes.
+
+    ``sizes`` is shared with the storage: it learns each log's size as records are appended.
+    Nothing written is durable before ``sync``.
+    """
+
+    def __init__(self, directory: Path, size_limit: int, ids: LogIds,
+                 sizes: dict[int, int]) -> None:
+        self._directory = directory
+        self._size_limit = size_limit
+        self._ids = ids
+        self._sizes = sizes
+        self.current_log_id = -1
+        self._fd = -1
+        self._size = 0
+        self._pending: list[bytes] = []
+        self._pending_bytes = 0
+        #: Descriptors written since the last sync (rotated-out logs are closed after it).
+        self._unsynced: dict[int, int] = {}
+        self._created_log = False
+
+    def append(self, ledger_id: int, entry_id: int, data: bytes) -> int:
+        """Append one entry as a record; returns its offset in ``current_log_id``."""
+        return self.append_record(encode_header(ledger_id, entry_id, data), data)
+
+    def append_record(self, header: bytes, data: bytes | memoryview) -> int:
+        record_size = HEADER_SIZE + len(data)
+        if self._fd < 0 or (self._size > 0 and self._size + record_size > self._size_limit):
+            self._rotate()
+        offset = self._size
+        self._pending.append(header)
+        self._pending.append(data)
+        self._pending_bytes += record_size
+        self._size += record_size
+        self._sizes[self.current_log_id] = self._size
+        if self._pending_bytes >= _WRITE_CHUNK:
+            self._write_pending()
+        return offset
+
+    def sync(self) -> None:
+        """Make everything appended so far durable (data, and new logs' directory entries)."""
+        self._write_pending()
+        for log_id, fd in list(self._unsynced.items()):
+            os.fdatasync(fd)
+            if log_id != self.current_log_id:
+                os.close(fd)
+        self._unsynced = {self.current_log_id: self._fd} if self._fd >= 0 else {}
+        if self._created_log:
+            fsync_directory(self._directory)
+            self._created_log = False
+
+    def close(self) -> None:
+        """Sync and close the current log; the next append starts a new one."""
+        self.sync()
+        if self._fd >= 0:
+            os.close(self._fd)
+        self._fd = -1
+        self._unsynced = {}
+        self.current_log_id = -1
+
+    def _rotate(self) -> None:
+        self._write_pending()
+        if self._fd >= 0:
+            self._unsynced[self.current_log_id] = self._fd
+        self.current_log_id = self._ids.take()
+        path = self._directory / entry_log_name(self.current_log_id)
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        self._unsynced[self.current_log_id] = self._fd
+        self._size = 0
+        self._sizes[self.current_log_id] = 0
+        self._created_log = True
+        logger.debug("entry log now writing %s", path)
+
+    def _write_pending(self) -> None:
+        if not self._pending:
+            return
+        pwrite_all(self._fd, b"".join(self._pending), self._size - self._pending_bytes)
+        self._pending = []
+        self._pending_bytes = 0
+
+
+def open_log(directory: Path, log_id: int) -> int:
+    try:
+        return os.open(directory / entry_log_name(log_id), os.O_RDONLY)
+    except FileNotFoundError:
+        raise EntryLogGoneError(f"entry log {log_id} is gone") from None
+
+
+def read_record(fd: int, ledger_id: int, entry_id: int, offset: int, length: int) -> bytes:
+    """The whole verified record (header + data) of one entry."""
+    size = HEADER_SIZE + length
+    record = os.pread(fd, size, offset)
+    if len(record) != size:
+        raise EntryCorruptedError(f"entry {ledger_id}:{entry_id}: short read")
+    stored_length, _crc, stored_ledger, stored_entry = RECORD_HEADER.unpack_from(record)
+    if (stored_length, stored_ledger, stored_entry) != (length, ledger_id, entry_id) \
+            or not record_crc_ok(record):
+        raise EntryCorruptedError(f"entry {ledger_id}:{entry_id}: header or CRC mismatch")
+    return record
+
+
+def remove_logs(directory: Path, log_ids: Iterable[int]) -> None:
+    """Unlink logs (nothing may point at them any more) and make the removal durable."""
+    removed = False
+    for log_id in log_ids:
+        try:
+            (directory / entry_log_name(log_id)).unlink()
+            removed = True
+            logger.info("removed entry log %d", log_id)
+        except FileNotFoundError:
+            pass
+    if removed:
+        fsync_directory(directory)

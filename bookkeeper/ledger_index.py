@@ -1,0 +1,295 @@
+"""The entry index: (ledger, entry) -> (entry log, offset, length), one file per ledger.
+
+``<ledger dir>/index/<ledger id>.idx`` holds record ``i`` for entry ``i``: two little-endian
+u64 words, ``(log id + 1) << 32 | data length`` and the record's offset in the log. Records are
+written only after the entry log data they point at is fsynced, and fsynced before the
+checkpoint mark that makes the journal behind them disposable. So at start-up a file is loaded
+as the longest prefix of records pointing inside existing logs; anything past it (zeros or a
+torn write of a flush the crash interrupted) is cut, and the journal replay from the mark
+brings those entries back. Compaction rewrites single records in place (16 aligned bytes).
+
+The in-memory copy is the same words in an ``array('Q')`` per ledger, loaded with one read per
+file, so start-up reads the index and never the entry logs. Also kept: live record bytes per
+log, which drive garbage collection.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import sys
+import threading
+from array import array
+from dataclasses import dataclass
+from pathlib import Path
+
+from .journal import HEADER_SIZE, fsync_directory, pwrite_all
+
+logger = logging.getLogger(__name__)
+
+INDEX_SUFFIX = ".idx"
+RECORD_SIZE = 16
+_LENGTH_MASK = 0xFFFFFFFF
+
+
+@dataclass(frozen=True, slots=True)
+class EntryLocation:
+    log_id: int
+    offset: int
+    length: int
+
+
+def encode_locations(locations: list[EntryLocation]) -> array:
+    words = array("Q")
+    for location in locations:
+        words.append((location.log_id + 1) << 32 | location.length)
+        words.append(location.offset)
+    return words
+
+
+def _decode(words: array, entry_id: int) -> EntryLocation:
+    first = words[2 * entry_id]
+    return EntryLocation((first >> 32) - 1, words[2 * entry_id + 1], first & _LENGTH_MASK)
+
+
+def summarize(words: array) -> tuple[int, collections.Counter[int]]:
+    """(data bytes, record bytes per log) of encoded locations."""
+    live: collections.Counter[int] = collections.Counter()
+    total_size = 0
+    for index in range(0, len(words), 2):
+        length = words[index] & _LENGTH_MASK
+        total_size += length
+        live[(words[index] >> 32) - 1] += HEADER_SIZE + length
+    return total_size, live
+
+
+def _to_disk(words: array) -> bytes:
+    if sys.byteorder == "little":
+        return words.tobytes()
+    swapped = array("Q", words)
+    swapped.byteswap()
+    return swapped.tobytes()
+
+
+class LedgerEntries:
+    """One ledger's locations; entry ids are record numbers (contiguous from 0).
+
+    ``uncounted``: how many leading entries (those loaded at start-up) are not yet in the
+    index's live bytes per log; the storage thread counts them after start-up.
+    """
+
+    __slots__ = ("words", "total_size", "uncounted")
+
+    def __init__(self, words: array, total_size: int, uncounted: int = 0) -> None:
+        self.words = words
+        self.total_size = total_size
+        self.uncounted = uncounted
+
+    def __len__(self) -> int:
+        return len(self.words) // 2
+
+    def location(self, entry_id: int) -> EntryLocation:
+        return _decode(self.words, entry_id)
+
+
+class LedgerIndex:
+    """In-memory locations plus their per-ledger files.
+
+    Memory methods are called under the storage lock; file methods (``persist*``, ``sync``,
+    ``delete_file``, ``load``) and ``count_loaded_entries`` only on the storage thread.
+    """
+
+    def __init__(self, directory: Path, lock: threading.Lock) -> None:
+        self._directory = directory
+        self._lock = lock
+        self._all_counted = True
+        self._ledgers: dict[int, LedgerEntries] = {}
+        #: Log id -> bytes of records (header + data) the index points at (complete once
+        #: count_loaded_entries ran).
+        self.live_bytes: collections.Counter[int] = collections.Counter()
+        self._dirty: dict[int, int] = {}
+        self._created_file = False
+
+    # ---- start-up ------------------------------------------------------------------------
+
+    def load(self, live_ledgers: set[int], log_sizes: dict[int, int]) -> None:
+        """Read every index file; drop those of deleted ledgers, cut invalid tails."""
+        self._directory.mkdir(parents=True, exist_ok=True)
+        dropped = False
+        for path in self._directory.glob(f"*{INDEX_SUFFIX}"):
+            try:
+                ledger_id = int(path.name[: -len(INDEX_SUFFIX)])
+            except ValueError:
+                logger.warning("ignoring stray file %s in the index directory", path)
+                continue
+            if ledger_id not in live_ledgers:
+                path.unlink()
+                dropped = True
+                continue
+            self._load_file(path, ledger_id, log_sizes)
+        if dropped:
+            fsync_directory(self._directory)
+
+    def _load_file(self, path: Path, ledger_id: int, log_sizes: dict[int, int]) -> None:
+        raw = path.read_bytes()
+        words = array("Q")
+        words.frombytes(raw[: len(raw) - len(raw) % RECORD_SIZE])
+        if sys.byteorder != "little":
+            words.byteswap()
+        valid, total_size = _valid_prefix(words, log_sizes)
+        if valid * RECORD_SIZE != len(raw):
+            logger.warning("index of ledger %d: cutting %d bytes past %d valid entries",
+                           ledger_id, len(raw) - valid * RECORD_SIZE, valid)
+            del words[2 * valid:]
+            with open(path, "r+b") as f:
+                f.truncate(valid * RECORD_SIZE)
+                os.fsync(f.fileno())
+        if valid:
+            self._ledgers[ledger_id] = LedgerEntries(words, total_size, uncounted=valid)
+            self._all_counted = False
+
+    def count_loaded_entries(self) -> None:
+        """Add the entries loaded at start-up to the live bytes per log (storage thread, before
+        any garbage collection decision; kept off start-up, it costs a pass over every entry)."""
+        if self._all_counted:
+            return
+        for ledger_id, entries in list(self._ledgers.items()):
+            usage = _usage(entries.words, entries.uncounted)
+            with self._lock:
+                if self._ledgers.get(ledger_id) is entries and entries.uncounted:
+                    self.live_bytes.update(usage)
+                    entries.uncounted = 0
+        self._all_counted = True
+
+    # ---- memory (under the storage lock) ---------------------------------------------------
+
+    def count(self, ledger_id: int) -> int:
+        entries = self._ledgers.get(ledger_id)
+        return len(entries) if entries is not None else 0
+
+    def size(self, ledger_id: int) -> int:
+        entries = self._ledgers.get(ledger_id)
+        return entries.total_size if entries is not None else 0
+
+    def locations(self, ledger_id: int, first: int, last: int) -> list[EntryLocation]:
+        entries = self._ledgers[ledger_id]
+        return [entries.location(entry_id) for entry_id in range(first, last + 1)]
+
+    def extend(self, ledger_id: int, words: array, summary: tuple[int, collections.Counter[int]]
+               ) -> None:
+        """Append locations (already persisted) for the next entries of a ledger; ``summary``
+        is ``summarize(words)``, computed before taking the lock."""
+        entries = self._ledgers.get(ledger_id)
+        if entries is None:
+            entries = self._ledgers[ledger_id] = LedgerEntries(array("Q"), 0)
+        total_size, live = summary
+        entries.total_size += total_size
+        self.live_bytes.update(live)
+        entries.words.extend(words)
+
+    def relocate(self, ledger_id: int, entry_id: int, expected: EntryLocation,
+                 moved: EntryLocation) -> bool:
+        """Point an entry at its copy, unless it changed (or its ledger went) meanwhile."""
+        entries = self._ledgers.get(ledger_id)
+        if entries is None or entry_id >= len(entries) or entries.location(entry_id) != expected:
+            return False
+        entries.words[2 * entry_id : 2 * entry_id + 2] = encode_locations([moved])
+        record_bytes = HEADER_SIZE + moved.length
+        self.live_bytes[expected.log_id] -= record_bytes
+        self.live_bytes[moved.log_id] += record_bytes
+        return True
+
+    def drop(self, ledger_id: int) -> None:
+        entries = self._ledgers.pop(ledger_id, None)
+        if entries is None:
+            return
+        for entry_id in range(entries.uncounted, len(entries)):
+            location = entries.location(entry_id)
+            self.live_bytes[location.log_id] -= HEADER_SIZE + location.length
+
+    def entries_in_logs(self, log_ids: set[int]) -> dict[int, list[tuple[int, int, EntryLocation]]]:
+        """(ledger, entry, location) of every indexed entry stored in one of ``log_ids``.
+
+        Storage thread only, and without the lock: the arrays change only on that thread (a
+        deletion merely drops a ledger from the dict), so the scan never stalls the loop."""
+        found: dict[int, list[tuple[int, int, EntryLocation]]] = {log_id: [] for log_id in log_ids}
+        for ledger_id, entries in list(self._ledgers.items()):
+            for entry_id in range(len(entries)):
+                location = entries.location(entry_id)
+                if location.log_id in found:
+                    found[location.log_id].append((ledger_id, entry_id, location))
+        return found
+
+    # ---- files (storage thread) -----------------------------------------------------------
+
+    def persist(self, ledger_id: int, first_entry_id: int, words: array) -> None:
+        """Write records for entries first_entry_id.. (durable after ``sync``)."""
+        pwrite_all(self._open_for_write(ledger_id), _to_disk(words), first_entry_id * RECORD_SIZE)
+
+    def sync(self) -> None:
+        for fd in self._dirty.values():
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        self._dirty = {}
+        if self._created_file:
+            fsync_directory(self._directory)
+            self._created_file = False
+
+    def delete_file(self, ledger_id: int) -> None:
+        fd = self._dirty.pop(ledger_id, None)
+        if fd is not None:
+            os.close(fd)
+        try:
+            (self._directory / f"{ledger_id}{INDEX_SUFFIX}").unlink()
+        except FileNotFoundError:
+            return
+        fsync_directory(self._directory)
+
+    def _open_for_write(self, ledger_id: int) -> int:
+        fd = self._dirty.get(ledger_id)
+        if fd is None:
+            path = self._directory / f"{ledger_id}{INDEX_SUFFIX}"
+            if not path.exists():
+                self._created_file = True
+            fd = self._dirty[ledger_id] = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+        return fd
+
+
+def _valid_prefix(words: array, log_sizes: dict[int, int]) -> tuple[int, int]:
+    """(entries, data bytes) of the leading records that point inside existing logs.
+
+    Runs at C speed over 32-bit halves (``length, log id + 1, offset low, offset high`` per
+    record): the first record naming no existing log (zeros included) ends the prefix; if the
+    last record left points past its log's end, the exact per-record check decides.
+    """
+    halves = array("I", words.tobytes())
+    low = 0 if sys.byteorder == "little" else 1  # where the length half of a word sits
+    lengths, stored_ids = halves[low::4], halves[1 - low::4]
+    count = len(stored_ids)
+    for stored_id in set(stored_ids) - {log_id + 1 for log_id in log_sizes}:
+        count = min(count, stored_ids.index(stored_id))
+    if count and _past_log_end(_decode(words, count - 1), log_sizes):
+        return _valid_prefix_exactly(words, log_sizes)
+    return count, sum(lengths[:count])
+
+
+def _past_log_end(location: EntryLocation, log_sizes: dict[int, int]) -> bool:
+    return location.offset + HEADER_SIZE + location.length > log_sizes.get(location.log_id, -1)
+
+
+def _valid_prefix_exactly(words: array, log_sizes: dict[int, int]) -> tuple[int, int]:
+    total_size = 0
+    for entry_id in range(len(words) // 2):
+        location = _decode(words, entry_id)
+        if location.log_id < 0 or _past_log_end(location, log_sizes):
+            return entry_id, total_size
+        total_size += location.length
+    return len(words) // 2, total_size
+
+
+def _usage(words: array, count: int) -> collections.Counter[int]:
+    """Record bytes per log of the first ``count`` entries."""
+    return summarize(words[: 2 * count])[1]

@@ -1,0 +1,113 @@
+"""Entry log files and the per-ledger index files, below the bookie."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from bookkeeper.entry_log import (EntryLogGoneError, EntryLogWriter, LogIds, entry_log_name,
+                                  list_entry_logs, open_log, read_record)
+from bookkeeper.errors import EntryCorruptedError
+from bookkeeper.journal import HEADER_SIZE
+from bookkeeper.ledger_index import RECORD_SIZE, EntryLocation, LedgerIndex, encode_locations
+
+
+def write_entries(directory: Path, limit: int, entries: list[tuple[int, int, bytes]]
+                  ) -> tuple[dict[int, int], list[EntryLocation]]:
+    sizes: dict[int, int] = {}
+    writer = EntryLogWriter(directory, limit, LogIds(0), sizes)
+    locations = []
+    for ledger_id, entry_id, data in entries:
+        offset = writer.append(ledger_id, entry_id, data)
+        locations.append(EntryLocation(writer.current_log_id, offset, len(data)))
+    writer.close()
+    return sizes, locations
+
+
+def test_logs_rotate_at_the_size_limit_and_read_back(tmp_path: Path) -> None:
+    entries = [(ledger, entry, b"%d-%d" % (ledger, entry) * 10) for entry in range(20)
+               for ledger in (3, 7)]
+    sizes, locations = write_entries(tmp_path, 500, entries)
+    assert list_entry_logs(tmp_path) == sizes
+    assert len(sizes) > 3 and all(size <= 500 for size in sizes.values())
+    for (ledger, entry, data), location in zip(entries, locations):
+        fd = open_log(tmp_path, location.log_id)
+        try:
+            record = read_record(fd, ledger, entry, location.offset, location.length)
+        finally:
+            os.close(fd)
+        assert record[HEADER_SIZE:] == data
+
+
+def test_a_damaged_record_fails_its_crc_and_a_removed_log_is_reported(tmp_path: Path) -> None:
+    _, (location,) = write_entries(tmp_path, 10_000, [(1, 0, b"precious bytes")])
+    path = tmp_path / entry_log_name(location.log_id)
+    raw = bytearray(path.read_bytes())
+    raw[-1] ^= 0xFF
+    path.write_bytes(raw)
+    fd = open_log(tmp_path, location.log_id)
+    try:
+        with pytest.raises(EntryCorruptedError):
+            read_record(fd, 1, 0, location.offset, location.length)
+        with pytest.raises(EntryCorruptedError):  # asked for another entry than stored there
+            read_record(fd, 1, 1, location.offset, location.length)
+    finally:
+        os.close(fd)
+    path.unlink()
+    with pytest.raises(EntryLogGoneError):
+        open_log(tmp_path, location.log_id)
+
+
+def persisted_index(directory: Path, ledger_id: int, locations: list[EntryLocation]) -> Path:
+    index = LedgerIndex(directory, threading.Lock())
+    directory.mkdir(exist_ok=True)
+    index.persist(ledger_id, 0, encode_locations(locations))
+    index.sync()
+    return directory / f"{ledger_id}.idx"
+
+
+def test_index_round_trip_and_live_bytes(tmp_path: Path) -> None:
+    sizes, locations = write_entries(tmp_path, 300, [(5, e, b"x" * e) for e in range(30)])
+    persisted_index(tmp_path / "index", 5, locations)
+
+    index = LedgerIndex(tmp_path / "index", threading.Lock())
+    index.load({5}, sizes)
+
+    assert index.count(5) == 30 and index.size(5) == sum(range(30))
+    assert index.locations(5, 0, 29) == locations
+    assert not index.live_bytes  # counted after start-up, on the storage thread
+    index.count_loaded_entries()
+    assert dict(index.live_bytes) == sizes  # every byte of every log is live
+
+
+def test_index_tail_torn_or_pointing_past_a_log_is_cut(tmp_path: Path) -> None:
+    sizes, locations = write_entries(tmp_path, 10_000, [(5, e, b"y" * 10) for e in range(10)])
+    path = persisted_index(tmp_path / "index", 5, locations)
+    beyond = EntryLocation(locations[0].log_id, sizes[locations[0].log_id], 10)
+    with open(path, "ab") as f:  # a record whose data never reached the log, and a torn one
+        f.write(encode_locations([beyond]).tobytes() + b"\x01\x02\x03")
+
+    index = LedgerIndex(tmp_path / "index", threading.Lock())
+    index.load({5}, sizes)
+
+    assert index.count(5) == 10
+    assert path.stat().st_size == 10 * RECORD_SIZE
+
+
+def test_zeroed_index_records_end_the_ledger_and_deleted_ledgers_lose_their_file(
+        tmp_path: Path) -> None:
+    sizes, locations = write_entries(tmp_path, 10_000, [(5, e, b"z") for e in range(4)])
+    path = persisted_index(tmp_path / "index", 5, locations)
+    gone = persisted_index(tmp_path / "index", 6, locations)
+    with open(path, "r+b") as f:
+        f.seek(2 * RECORD_SIZE)
+        f.write(bytes(RECORD_SIZE))
+
+    index = LedgerIndex(tmp_path / "index", threading.Lock())
+    index.load({5}, sizes)
+
+    assert index.count(5) == 2 and index.count(6) == 0
+    assert not gone.exists()

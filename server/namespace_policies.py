@@ -1,0 +1,88 @@
+"""Namespace policies: Pulsar's Policies JSON, kept in the metadata store where Pulsar keeps it.
+
+The document lives at /admin/policies/{tenant}/{namespace} with the field names of Pulsar's
+Policies class ("deduplicationEnabled", "retention_policies", ...), so the admin REST API
+and any tool reading the store see the same thing. A field that is absent means "use the
+broker's default". Fields this broker does not know are kept untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from managed_ledger.factory import open_metadata_store
+from managed_ledger.interfaces import MetadataStore
+
+from .config import BrokerConfig
+from .errors import NotAllowed
+from .topic_name import TopicName
+
+log = logging.getLogger(__name__)
+
+POLICIES_ROOT = "/admin/policies"
+DEDUPLICATION_ENABLED = "deduplicationEnabled"
+
+
+def policies_path(namespace: str) -> str:
+    tenant, sep, local = namespace.partition("/")
+    if not sep or not TopicName.is_named_entity(tenant) or not TopicName.is_named_entity(local):
+        raise NotAllowed(f"Invalid namespace name {namespace!r}: expected tenant/namespace")
+    return f"{POLICIES_ROOT}/{tenant}/{local}"
+
+
+class NamespacePolicies:
+    """Read and update the Policies document of a namespace."""
+
+    def __init__(self, store: MetadataStore) -> None:
+        self._store = store
+
+    async def get(self, namespace: str) -> dict[str, Any]:
+        stored = await self._store.get(policies_path(namespace))
+        return json.loads(stored[0]) if stored is not None else {}
+
+    async def update(self, namespace: str, **fields: Any) -> dict[str, Any]:
+        """Set (or, with None, clear) fields; a concurrent writer makes this fail
+        (MetadataBadVersionError) rather than lose its change."""
+        path = policies_path(namespace)
+        stored = await self._store.get(path)
+        policies = json.loads(stored[0]) if stored is not None else {}
+        for name, value in fields.items():
+            if value is None:
+                policies.pop(name, None)
+            else:
+                policies[name] = value
+        await self._store.put(path, json.dumps(policies, sort_keys=True).encode(),
+                              -1 if stored is None else stored[1])
+        return policies
+
+    async def deduplication_enabled(self, namespace: str, broker_default: bool) -> bool:
+        """The namespace's setting when it has one, else the broker's (as Pulsar decides)."""
+        value = (await self.get(namespace)).get(DEDUPLICATION_ENABLED)
+        return broker_default if value is None else bool(value)
+
+
+async def namespace_policies_command(config: BrokerConfig, action: str, namespace: str, fields: list[str]) -> str:
+    """`pulsard namespace-policies get|set tenant/ns [FIELD=JSON ...]`: the policies as JSON.
+    Works beside a running broker; a topic reads its namespace's policies when it loads."""
+    updates = dict(_parse_field(f) for f in fields)
+    if action == "get" and updates:
+        raise ValueError("get takes no FIELD=JSON arguments")
+    store = await open_metadata_store(config.storage())
+    try:
+        policies = NamespacePolicies(store)
+        result = await (policies.update(namespace, **updates) if action == "set" else policies.get(namespace))
+    finally:
+        await store.close()
+    return json.dumps(result, indent=2, sort_keys=True)
+
+
+def _parse_field(text: str) -> tuple[str, Any]:
+    name, sep, raw = text.partition("=")
+    if not sep or not name:
+        raise ValueError(f"expected FIELD=JSON, got {text!r}")
+    try:
+        return name, json.loads(raw)
+    except json.JSONDecodeError:
+        raise ValueError(f"{name}: {raw!r} is not a JSON value (strings need quotes)") from None
