@@ -49,6 +49,18 @@ class BrokerConfig:
         default=1000, metadata={"key": "delayedDeliveryTickTimeMillis"}
     )
     dispatcher_max_read_batch_size: int = field(default=100, metadata={"key": "dispatcherMaxReadBatchSize"})
+    subscription_key_shared_use_consistent_hashing: bool = field(
+        default=False, metadata={"key": "subscriptionKeySharedUseConsistentHashing"}
+    )
+    subscription_key_shared_consistent_hashing_replica_points: int = field(
+        default=100, metadata={"key": "subscriptionKeySharedConsistentHashingReplicaPoints"}
+    )
+    key_shared_look_ahead_msg_in_replay_threshold_per_consumer: int = field(
+        default=2000, metadata={"key": "keySharedLookAheadMsgInReplayThresholdPerConsumer"}
+    )
+    key_shared_look_ahead_msg_in_replay_threshold_per_subscription: int = field(
+        default=20000, metadata={"key": "keySharedLookAheadMsgInReplayThresholdPerSubscription"}
+    )
     data_dir: str = field(default="./data", metadata={"key": "dataDir"})
     journal_sync_data: bool = field(default=True, metadata={"key": "journalSyncData"})
     journal_max_group_wait_ms: float = field(default=1.0, metadata={"key": "journalMaxGroupWaitMSec"})

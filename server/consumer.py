@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable
 
 from protocol import commands
+from protocol import pulsar_api_pb2 as pb
 from protocol.codec import encode_payload_frame
 
 if TYPE_CHECKING:
@@ -32,6 +33,8 @@ class Consumer:
     sub_type: int
     priority_level: int = 0
     partition_index: int = -1
+    #: Key_Shared only: the consumer's mode, sticky ranges and out-of-order permission.
+    key_shared_meta: pb.KeySharedMeta | None = None
     #: Messages the client can take now (FLOW adds, MESSAGE spends one per message in an entry).
     permits: int = field(default=0, init=False)
     #: Entries sent and not yet acknowledged -> messages in each.

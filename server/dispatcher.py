@@ -90,18 +90,34 @@ class Dispatcher(ABC):
         if permits <= 0:
             return
         max_entries = max(1, min(self._max_read_entries, int(permits / self._messages_per_entry)))
-        self._read_task = asyncio.get_running_loop().create_task(self._read(max_entries))
+        replay = self._next_replay(max_entries)
+        if not replay:
+            max_entries = self._new_read_limit(max_entries)
+            if max_entries <= 0:
+                return
+        self._read_task = asyncio.get_running_loop().create_task(self._read(max_entries, replay))
 
-    async def _read(self, max_entries: int) -> None:
-        replaying = bool(self._replay)
+    def _next_replay(self, max_entries: int) -> list[Position]:
+        """Take the replay positions the next read fetches (oldest first)."""
+        positions = sorted(self._replay)[:max_entries]
+        self._replay.difference_update(positions)
+        return positions
+
+    def _new_read_limit(self, max_entries: int) -> int:
+        """How many entries past the read position the next read may fetch (0: none for now)."""
+        return max_entries
+
+    async def _read(self, max_entries: int, replay: list[Position]) -> None:
+        replaying = bool(replay)
         try:
             if replaying:
-                entries = await self._read_replay(max_entries)
+                entries = await self._read_replay(replay)
             else:
                 entries = await self.cursor.read_entries_or_wait(max_entries)
         except Exception:
             log.exception("read for subscription %s failed; retrying", self.subscription.name)
             self._read_task = None
+            self._requeue(replay)
             asyncio.get_running_loop().call_later(READ_RETRY_DELAY_S, self.read_more)
             return
         self._read_task = None
@@ -112,9 +128,7 @@ class Dispatcher(ABC):
             self._dispatch(entries, replaying)
         self.read_more()
 
-    async def _read_replay(self, max_entries: int) -> list[Entry]:
-        positions = sorted(self._replay)[:max_entries]
-        self._replay.difference_update(positions)
+    async def _read_replay(self, positions: list[Position]) -> list[Entry]:
         entries = []
         for position in positions:
             if self.cursor.is_deleted(position):
@@ -182,13 +196,17 @@ class Dispatcher(ABC):
 
     def _give_back(self, entries: list[Entry], replaying: bool) -> None:
         if replaying:
-            self._replay.update(e.position for e in entries)
+            self._requeue(e.position for e in entries)
         else:
             self.cursor.seek(entries[0].position)
 
+    def _requeue(self, positions: Iterable[Position]) -> None:
+        """Put positions (back) into the replay set."""
+        self._replay.update(positions)
+
     def _replay_later(self, positions: Iterable[Position]) -> None:
         """Queue positions for redelivery and interrupt a read parked at the end of the log."""
-        self._replay.update(positions)
+        self._requeue(positions)
         self._interrupt_read()
         self.read_more()
 

@@ -35,6 +35,12 @@ class SubscriptionNotFound(BrokerError):
     code = pb.SubscriptionNotFound
 
 
+class ConsumerAssignError(BrokerError):
+    """Key_Shared: the consumer's hash ranges cannot be assigned (empty, invalid or taken)."""
+
+    code = pb.ConsumerAssignError
+
+
 class NotAllowed(BrokerError):
     code = pb.NotAllowedError
 

@@ -15,16 +15,20 @@ from typing import TYPE_CHECKING, Protocol
 
 from managed_ledger.position import Entry, Position
 from protocol import pulsar_api_pb2 as pb
+from protocol.entry import read_metadata
 
 from .consumer import Consumer
+from .dispatcher_key_shared import keyed_entry
 from .errors import ConsumerBusy, NotAllowed
+from .key_shared_selector import policy_conflict, selector_for
 from .producer_access import ProducerAccess
 from .stats import TopicStats
 from .topic_name import TopicName
-from .topic_base import TopicBase
+from .topic_base import TopicBase, key_shared_meta_of
 
 if TYPE_CHECKING:
     from .broker_service import BrokerService
+    from .config import BrokerConfig
     from .connection import Connection
 
 log = logging.getLogger(__name__)
@@ -36,7 +40,7 @@ NON_PERSISTENT_POSITION = Position(0, 0)
 
 class ConsumerSelector(Protocol):
     """Picks the consumer of one message (None: nobody may take it now, so it is dropped).
-    One per subscription type; a Key_Shared selector plugs in here by sticky-key hash."""
+    One per subscription type."""
 
     consumers: list[Consumer]
 
@@ -107,14 +111,41 @@ class SingleActiveSelector:
         return active if active is not None and active.permits > 0 else None
 
 
+class StickyKeySelector:
+    """Key_Shared: the owner of the message's sticky-key hash, if it has permits; otherwise the
+    message is dropped (as Pulsar's non-persistent Key_Shared dispatcher does). Nothing is kept,
+    so there is no per-key ordering across consumer changes to protect."""
+
+    def __init__(self, meta: pb.KeySharedMeta, config: "BrokerConfig") -> None:
+        self.consumers: list[Consumer] = []
+        self._meta = meta
+        self._by_hash = selector_for(meta, config)
+
+    def add(self, consumer: Consumer) -> None:
+        conflict = policy_conflict(self._meta, consumer.key_shared_meta) if self.consumers else None
+        if conflict is not None:
+            raise ConsumerBusy(conflict)
+        self._by_hash.add_consumer(consumer)
+        self.consumers.append(consumer)
+
+    def remove(self, consumer: Consumer) -> None:
+        if consumer in self.consumers:
+            self.consumers.remove(consumer)
+            self._by_hash.remove_consumer(consumer)
+
+    def select(self, entry: Entry) -> Consumer | None:
+        consumer = self._by_hash.select(keyed_entry(read_metadata(entry.data)).key_hash)
+        return consumer if consumer is not None and consumer.permits > 0 else None
+
+
 class NonPersistentSubscription:
     durable = False
 
-    def __init__(self, topic: "NonPersistentTopic", name: str, sub_type: int) -> None:
+    def __init__(self, topic: "NonPersistentTopic", name: str, command: pb.CommandSubscribe) -> None:
         self.topic = topic
         self.name = name
-        self.sub_type = sub_type
-        self.selector = _selector_for(sub_type, topic.name.partition_index)
+        self.sub_type = command.subType
+        self.selector = _selector_for(command, topic.name.partition_index, topic.broker.config)
         self.dropped_messages = 0
 
     @property
@@ -164,9 +195,13 @@ class NonPersistentSubscription:
             self.selector.remove(consumer)
 
 
-def _selector_for(sub_type: int, partition_index: int) -> ConsumerSelector:
+def _selector_for(command: pb.CommandSubscribe, partition_index: int, config: "BrokerConfig") -> ConsumerSelector:
+    """The selector of a subscription, from the SUBSCRIBE that creates it."""
+    sub_type = command.subType
     if sub_type == pb.CommandSubscribe.Shared:
         return RoundRobinSelector()
+    if sub_type == pb.CommandSubscribe.Key_Shared:
+        return StickyKeySelector(key_shared_meta_of(command), config)
     if sub_type in (pb.CommandSubscribe.Exclusive, pb.CommandSubscribe.Failover):
         return SingleActiveSelector(sub_type, partition_index)
     raise NotAllowed(f"Subscription type {SubType.Name(sub_type)} is not supported on non-persistent topics yet")
@@ -198,7 +233,7 @@ class NonPersistentTopic(TopicBase):
     async def subscribe(self, connection: "Connection", command: pb.CommandSubscribe) -> Consumer:
         subscription = self.subscriptions.get(command.subscription)
         if subscription is None:
-            subscription = NonPersistentSubscription(self, command.subscription, command.subType)
+            subscription = NonPersistentSubscription(self, command.subscription, command)
         consumer = self.new_consumer(connection, command, subscription)
         subscription.add_consumer(consumer)
         self.subscriptions[command.subscription] = subscription

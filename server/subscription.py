@@ -10,9 +10,11 @@ from managed_ledger.position import Position
 from protocol import pulsar_api_pb2 as pb
 
 from .dispatcher import Dispatcher, unacked_in
+from .dispatcher_key_shared import KeySharedDispatcher, LookAheadLimits
 from .dispatcher_shared import SharedDispatcher
 from .dispatcher_single_active import SingleActiveConsumerDispatcher
-from .errors import ConsumerBusy, NotAllowed
+from .errors import ConsumerBusy, NotAllowed, ServiceNotReady
+from .key_shared_selector import selector_for
 
 if TYPE_CHECKING:
     from .consumer import Consumer
@@ -22,7 +24,10 @@ log = logging.getLogger(__name__)
 
 SubType = pb.CommandSubscribe.SubType
 SHARED_TYPES = (pb.CommandSubscribe.Shared, pb.CommandSubscribe.Key_Shared)
-SUPPORTED_TYPES = (pb.CommandSubscribe.Exclusive, pb.CommandSubscribe.Failover, pb.CommandSubscribe.Shared)
+SUPPORTED_TYPES = (
+    pb.CommandSubscribe.Exclusive, pb.CommandSubscribe.Failover, pb.CommandSubscribe.Shared,
+    pb.CommandSubscribe.Key_Shared,
+)
 
 
 class Subscription:
@@ -34,6 +39,8 @@ class Subscription:
         self.dispatcher: Dispatcher | None = None
         #: position -> times redelivered on request (in memory, as Pulsar's redelivery tracker).
         self.redelivery_counts: dict[Position, int] = {}
+        #: True while a seek resets the cursor: consumers re-subscribe only once it is done.
+        self._fenced = False
 
     @property
     def durable(self) -> bool:
@@ -46,23 +53,54 @@ class Subscription:
     def add_consumer(self, consumer: "Consumer") -> None:
         if consumer.sub_type not in SUPPORTED_TYPES:
             raise NotAllowed(f"Subscription type {SubType.Name(consumer.sub_type)} is not supported yet")
-        if self.dispatcher is not None and self.dispatcher.consumers and consumer.sub_type != self.sub_type:
-            raise ConsumerBusy(
-                f"Subscription {self.name} is of type {SubType.Name(self.sub_type)}, "
-                f"not {SubType.Name(consumer.sub_type)}"
-            )
-        if self.dispatcher is None or consumer.sub_type != self.sub_type:
-            if self.dispatcher is not None:
-                self.dispatcher.close()
+        if self._fenced:
+            raise ServiceNotReady(f"Subscription {self.name} is fenced while a seek resets it")
+        replaced = None
+        if self.dispatcher is not None and self.dispatcher.consumers:
+            self._check_compatible(consumer)
+        elif self.dispatcher is None or not self._dispatcher_fits(consumer):
+            replaced = self.dispatcher
+            if replaced is not None:
+                replaced.close()
             self.sub_type = consumer.sub_type
-            self.dispatcher = self._new_dispatcher(consumer.sub_type)
+            self.dispatcher = self._new_dispatcher(consumer)
         self.dispatcher.add_consumer(consumer)
+        if replaced is not None:
+            # what the old dispatcher held for replay is gone: read again from mark-delete (as Pulsar
+            # rewinds when a multi-consumer dispatcher gets its first consumer)
+            self.dispatcher.rewind()
 
-    def _new_dispatcher(self, sub_type: int) -> Dispatcher:
-        max_read = self.topic.broker.config.dispatcher_max_read_batch_size
-        if sub_type in SHARED_TYPES:
+    def _check_compatible(self, consumer: "Consumer") -> None:
+        """A consumer joining connected ones must match their type (and Key_Shared policy)."""
+        if consumer.sub_type != self.sub_type:
+            raise ConsumerBusy(
+                f"Subscription is of different type. Active subscription type of '{SubType.Name(self.sub_type)}' "
+                f"is different than the connecting consumer's type '{SubType.Name(consumer.sub_type)}'."
+            )
+        if isinstance(self.dispatcher, KeySharedDispatcher):
+            reason = self.dispatcher.incompatibility(consumer.key_shared_meta)
+            if reason is not None:
+                raise ConsumerBusy(reason)
+
+    def _dispatcher_fits(self, consumer: "Consumer") -> bool:
+        """Whether the idle dispatcher can serve this consumer, or a new one must be made."""
+        if consumer.sub_type != self.sub_type:
+            return False
+        return not isinstance(self.dispatcher, KeySharedDispatcher) or \
+            self.dispatcher.incompatibility(consumer.key_shared_meta) is None
+
+    def _new_dispatcher(self, consumer: "Consumer") -> Dispatcher:
+        config = self.topic.broker.config
+        max_read = config.dispatcher_max_read_batch_size
+        if consumer.sub_type == pb.CommandSubscribe.Key_Shared:
+            meta = consumer.key_shared_meta
+            selector = selector_for(meta, config)
+            look_ahead = LookAheadLimits(config.key_shared_look_ahead_msg_in_replay_threshold_per_consumer,
+                                         config.key_shared_look_ahead_msg_in_replay_threshold_per_subscription)
+            return KeySharedDispatcher(self, max_read, meta, selector, look_ahead)
+        if consumer.sub_type == pb.CommandSubscribe.Shared:
             return SharedDispatcher(self, max_read)
-        return SingleActiveConsumerDispatcher(self, max_read, sub_type, self.topic.name.partition_index)
+        return SingleActiveConsumerDispatcher(self, max_read, consumer.sub_type, self.topic.name.partition_index)
 
     def remove_consumer(self, consumer: "Consumer", resetting: bool = False) -> None:
         """A consumer left. A non-durable subscription ends with its last consumer, except
@@ -145,14 +183,20 @@ class Subscription:
             self.dispatcher.redeliver(consumer, positions)
 
     async def reset(self, position: Position) -> None:
-        """Seek: disconnect every consumer (they re-subscribe), move the cursor, read from there."""
-        for consumer in self.consumers:
-            consumer.close_by_broker()
-            self.remove_consumer(consumer, resetting=True)
-        self.redelivery_counts.clear()
-        await self.cursor.reset(position)
-        if self.dispatcher is not None:
-            self.dispatcher.rewind()
+        """Seek: disconnect every consumer (they re-subscribe), move the cursor, read from there.
+        Fenced meanwhile, as Pulsar's subscription is: a consumer that came back before the seek
+        is answered would get messages its client drops while the seek is in progress."""
+        self._fenced = True
+        try:
+            for consumer in self.consumers:
+                consumer.close_by_broker()
+                self.remove_consumer(consumer, resetting=True)
+            self.redelivery_counts.clear()
+            await self.cursor.reset(position)
+            if self.dispatcher is not None:
+                self.dispatcher.rewind()
+        finally:
+            self._fenced = False
 
     def backlog(self) -> int:
         return self.cursor.backlog()

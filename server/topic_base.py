@@ -70,6 +70,7 @@ class TopicBase:
             sub_type=command.subType,
             priority_level=command.priority_level,
             partition_index=self.name.partition_index,
+            key_shared_meta=key_shared_meta_of(command),
         )
 
     def forget_subscription(self, subscription) -> None:
@@ -82,3 +83,12 @@ class TopicBase:
         """Unsubscribing is refused while other consumers are connected (as Pulsar does)."""
         if any(c is not consumer for c in subscription.consumers):
             raise ConsumerBusy(f"Subscription {subscription.name} has other connected consumers")
+
+
+def key_shared_meta_of(command: pb.CommandSubscribe) -> pb.KeySharedMeta | None:
+    """A Key_Shared consumer's policy; AUTO_SPLIT when the client sends none (as Pulsar does)."""
+    if command.subType != pb.CommandSubscribe.Key_Shared:
+        return None
+    if command.HasField("keySharedMeta"):
+        return command.keySharedMeta
+    return pb.KeySharedMeta(keySharedMode=pb.AUTO_SPLIT)
