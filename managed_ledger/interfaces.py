@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Callable, Iterable, Mapping, Protocol
 
+from .latency import LatencyHistogram
 from .position import Entry, InitialPosition, Position
 
 
@@ -74,6 +75,8 @@ class ManagedLedger(Protocol):
     """A topic's log: a sequence of ledgers of entries, with named cursors."""
 
     name: str
+    #: How long adds took to become durable, in Pulsar's storage write latency buckets.
+    write_latency: LatencyHistogram
 
     @property
     def last_confirmed_entry(self) -> Position:

@@ -18,6 +18,7 @@ import asyncio
 import enum
 import functools
 import logging
+import time
 import weakref
 from dataclasses import dataclass
 from typing import Callable, Mapping
@@ -30,6 +31,7 @@ from .cursor import ManagedCursorImpl
 from .entry_cache import EntryCache
 from .errors import (ManagedLedgerClosedError, ManagedLedgerStorageError, MetadataStoreError)
 from .interfaces import MetadataStore
+from .latency import LatencyHistogram
 from .ledger_list import LedgerInfo, LedgerList
 from .metadata import (CursorState, ManagedLedgerMetadata, cursor_path, decode_name,
                        managed_ledger_path)
@@ -56,6 +58,7 @@ class _QueuedAdd:
 
     data: bytes
     future: asyncio.Future[Position]
+    started: float
 
 
 class ManagedLedgerImpl:
@@ -90,6 +93,7 @@ class ManagedLedgerImpl:
         self._waiters: set[asyncio.Future[bool]] = set()
         self._trim_task: asyncio.Task | None = None
         self._trim_again = False
+        self.write_latency = LatencyHistogram()
 
     @classmethod
     async def open(cls, name: str, config: StorageConfig, store: MetadataStore,
@@ -186,17 +190,17 @@ class ManagedLedgerImpl:
             raise ManagedLedgerClosedError(f"managed ledger {self.name} is closed")
         future: asyncio.Future[Position] = self._loop.create_future()
         if self._state is ManagedLedgerState.WRITING:
-            self._send(data, future)
+            self._send(data, future, time.monotonic())
         else:
-            self._queued.append(_QueuedAdd(data, future))
+            self._queued.append(_QueuedAdd(data, future, time.monotonic()))
             if self._state is ManagedLedgerState.LEDGER_NEEDED:
                 self._start_rollover()
         return future
 
-    def _send(self, data: bytes, future: asyncio.Future[Position]) -> None:
+    def _send(self, data: bytes, future: asyncio.Future[Position], started: float) -> None:
         writer = self._writer
         assert writer is not None
-        on_durable = functools.partial(self._on_add_durable, writer.ledger_id, data, future)
+        on_durable = functools.partial(self._on_add_durable, writer.ledger_id, data, future, started)
         try:
             writer.add_entry_with_callback(data, on_durable)
         except BookKeeperError as exc:
@@ -208,11 +212,12 @@ class ManagedLedgerImpl:
                 or self._writer_bytes >= self.config.max_size_per_ledger_mb * _MB):
             self._start_rollover()
 
-    def _on_add_durable(self, ledger_id: int, data: bytes, future: asyncio.Future[Position],
+    def _on_add_durable(self, ledger_id: int, data: bytes, future: asyncio.Future[Position], started: float,
                         entry_id: int, error: BaseException | None) -> None:
         if error is not None:
             self._on_write_failed(future, error)
             return
+        self.write_latency.record((time.monotonic() - started) * 1000)
         position = Position(ledger_id, entry_id)
         info = self.ledger_list.get(ledger_id)
         if info is not None:
@@ -267,7 +272,7 @@ class ManagedLedgerImpl:
             if self._state is not ManagedLedgerState.WRITING:
                 self._queued = queued[index:] + self._queued
                 break
-            self._send(add.data, add.future)
+            self._send(add.data, add.future, add.started)
         logger.debug("managed ledger %s rolled over to ledger %d", self.name, writer.ledger_id)
         self._request_trim()
 

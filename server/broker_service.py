@@ -12,11 +12,11 @@ from managed_ledger.errors import MetadataBadVersionError
 from managed_ledger.interfaces import ManagedLedgerFactory
 
 from .config import BrokerConfig
-from .errors import TopicNotFound
+from .errors import NotAllowed, TopicNotFound
 from .namespace_policies import NamespacePolicies
 from .non_persistent_topic import NonPersistentTopic
 from .schema_registry import SchemaRegistry
-from .topic import Topic
+from .topic import Topic, delete_topic_state
 from .topic_name import TopicName
 
 log = logging.getLogger(__name__)
@@ -69,10 +69,17 @@ class BrokerService:
 
     async def get_topic(self, name: TopicName, create: bool = True) -> "Topic | NonPersistentTopic":
         """The loaded topic, loading (and, when allowed, creating) it on first use."""
+        return await self._get_or_load(name, create and self.config.allow_auto_topic_creation)
+
+    async def create_topic(self, name: TopicName) -> "Topic | NonPersistentTopic":
+        """An explicit creation (admin API): allowed whatever allowAutoTopicCreation says."""
+        return await self._get_or_load(name, True)
+
+    async def _get_or_load(self, name: TopicName, may_create: bool) -> "Topic | NonPersistentTopic":
         key = str(name)
         loading = self._topics.get(key)
         if loading is None:
-            loading = asyncio.get_running_loop().create_task(self._load(name, create))
+            loading = asyncio.get_running_loop().create_task(self._load(name, may_create))
             self._topics[key] = loading
         try:
             return await asyncio.shield(loading)
@@ -81,8 +88,8 @@ class BrokerService:
                 del self._topics[key]
             raise
 
-    async def _load(self, name: TopicName, create: bool) -> "Topic | NonPersistentTopic":
-        if not (create and self.config.allow_auto_topic_creation) and not await self._exists(name):
+    async def _load(self, name: TopicName, may_create: bool) -> "Topic | NonPersistentTopic":
+        if not may_create and not await self._exists(name):
             raise TopicNotFound(f"Topic {name} does not exist")
         if not name.persistent:
             log.info("created non-persistent topic %s", name)
@@ -112,6 +119,38 @@ class BrokerService:
                 raise TopicNotFound(f"Topic {name} does not exist")
         return self.config.service_url
 
+    async def unload_topic(self, name: TopicName) -> bool:
+        """Close a loaded topic; its clients are told to reconnect (and load it again)."""
+        loading = self._topics.pop(str(name), None)
+        if loading is None or not loading.done() or loading.exception():
+            return False
+        topic = loading.result()
+        for producer in list(topic.producers):
+            producer.close_by_broker()
+        for subscription in list(topic.subscriptions.values()):
+            for consumer in subscription.consumers:
+                consumer.close_by_broker()
+        await topic.close()
+        log.info("unloaded topic %s", name)
+        return True
+
+    async def delete_topic(self, name: TopicName, force: bool) -> None:
+        """Delete a topic and its data; without force only while no client is connected."""
+        if not await self._exists(name):
+            raise TopicNotFound(f"Topic {name} does not exist")
+        await self._remove_topic(name, force)
+
+    async def _remove_topic(self, name: TopicName, force: bool) -> None:
+        loaded = next((t for t in self._loaded() if str(t.name) == str(name)), None)
+        if loaded is not None and not force and (
+                loaded.producers or any(s.consumers for s in loaded.subscriptions.values())):
+            raise NotAllowed("Topic has active producers/subscriptions")
+        await self.unload_topic(name)
+        if name.persistent:
+            await self.storage.delete_ledger(str(name))
+            await delete_topic_state(self.metadata, name)
+        log.info("deleted topic %s", name)
+
     # -- partitioned topics -----------------------------------------------------------------
 
     @staticmethod
@@ -121,6 +160,13 @@ class BrokerService:
     async def _stored_partitions(self, name: TopicName) -> int:
         stored = await self.metadata.get(self._partitions_path(name))
         return json.loads(stored[0])["partitions"] if stored else 0
+
+    async def partitioned_count(self, name: TopicName) -> int:
+        """Partitions of a partitioned topic, 0 for any other name (never creates one)."""
+        return 0 if name.partition_index >= 0 else await self._stored_partitions(name)
+
+    async def topic_exists(self, name: TopicName) -> bool:
+        return await self._exists(name) or await self.partitioned_count(name) > 0
 
     async def partitions_of(self, name: TopicName) -> int:
         """PARTITIONED_METADATA: the stored count, or a new partitioned topic when the broker
@@ -150,6 +196,36 @@ class BrokerService:
         log.info("created partitioned topic %s with %d partitions", name, partitions)
         return partitions
 
+    async def delete_partitioned(self, name: TopicName, force: bool) -> None:
+        """Delete a partitioned topic: its partitions that exist, then its metadata."""
+        partitions = await self._stored_partitions(name)
+        if partitions == 0:
+            raise TopicNotFound(f"Partitioned topic {name} does not exist")
+        for index in range(partitions):
+            await self._remove_topic(name.partition(index), force)
+        await self.metadata.delete(self._partitions_path(name))
+        log.info("deleted partitioned topic %s", name)
+
+    async def update_partitions(self, name: TopicName, partitions: int) -> None:
+        """Partitions can only be added, never removed (as in Pulsar)."""
+        path = self._partitions_path(name)
+        stored = await self.metadata.get(path)
+        if stored is None:
+            raise TopicNotFound(f"Partitioned topic {name} does not exist")
+        if partitions <= json.loads(stored[0])["partitions"]:
+            raise NotAllowed("The number of partitions can only be increased")
+        await self.metadata.put(path, json.dumps({"partitions": partitions}).encode(), stored[1])
+
+    async def partitioned_topics_of(self, namespace: str, domain: str) -> list[str]:
+        tenant, _, local = namespace.partition("/")
+        children = await self.metadata.children(f"{PARTITIONED_TOPICS}/{domain}/{tenant}/{local}")
+        return sorted(str(TopicName(domain, tenant, local, unquote(child))) for child in children)
+
+    async def delete_partitioned_in(self, namespace: str) -> None:
+        for domain in ("persistent", "non-persistent"):
+            for name in await self.partitioned_topics_of(namespace, domain):
+                await self.delete_partitioned(TopicName.parse(name), force=True)
+
     # -- namespaces -------------------------------------------------------------------------
 
     async def topics_of_namespace(self, namespace: str, mode: int) -> list[str]:
@@ -166,10 +242,8 @@ class BrokerService:
         return sorted(names)
 
     async def _partitions_in(self, namespace: str, domain: str) -> list[str]:
-        tenant, _, local = namespace.partition("/")
         names = []
-        for child in await self.metadata.children(f"{PARTITIONED_TOPICS}/{domain}/{tenant}/{local}"):
-            parent = TopicName(domain, tenant, local, unquote(child))
+        for parent in map(TopicName.parse, await self.partitioned_topics_of(namespace, domain)):
             names.extend(str(parent.partition(i)) for i in range(await self._stored_partitions(parent)))
         return names
 

@@ -1,4 +1,5 @@
-"""`pulsard` command line: `pulsard standalone` runs a broker with embedded storage."""
+"""`pulsard` command line: `pulsard standalone` runs a broker with embedded storage;
+`pulsard admin ...` administers a running one over its REST API."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import uvloop
 
+from .admin_cli import add_admin_parser, run_admin
 from .config import BrokerConfig, read_conf_file
 from .errors import BrokerError
 from .namespace_policies import namespace_policies_command
@@ -34,6 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     policies.add_argument("--config", type=Path, help="a standalone.conf style file (for dataDir)")
     policies.add_argument("--data-dir", help="the broker's data directory (default ./data)")
     policies.add_argument("--log-level", default="WARNING", help="DEBUG, INFO, WARNING or ERROR")
+    add_admin_parser(commands)
     return parser
 
 
@@ -56,6 +59,8 @@ def build_config(args: argparse.Namespace) -> BrokerConfig:
 
 def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
+    if args.command == "admin":
+        sys.exit(run_admin(args))
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
     )

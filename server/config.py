@@ -49,6 +49,7 @@ class BrokerConfig:
         default=1000, metadata={"key": "delayedDeliveryTickTimeMillis"}
     )
     dispatcher_max_read_batch_size: int = field(default=100, metadata={"key": "dispatcherMaxReadBatchSize"})
+    stats_update_frequency_in_secs: int = field(default=60, metadata={"key": "statsUpdateFrequencyInSecs"})
     subscription_key_shared_use_consistent_hashing: bool = field(
         default=False, metadata={"key": "subscriptionKeySharedUseConsistentHashing"}
     )

@@ -153,7 +153,7 @@ class Dispatcher(ABC):
             messages += self._send(consumer, entry, messages_in(metadata))
             sent_bytes += len(entry.data)
         self._messages_per_entry = max(1.0, messages / len(entries))
-        self.subscription.topic.stats.dispatched(messages, sent_bytes)
+        self.subscription.dispatched(messages, sent_bytes)
 
     def _held_back(self, position: Position, metadata: pb.MessageMetadata) -> bool:
         """A delayed message whose time has not come: the tracker keeps it for later."""

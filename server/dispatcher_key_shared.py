@@ -252,4 +252,4 @@ class KeySharedDispatcher(SharedDispatcher):
             sent_bytes += len(entry.data)
         if entries:
             self._messages_per_entry = max(1.0, read_messages / len(entries))
-        self.subscription.topic.stats.dispatched(sent_messages, sent_bytes)
+        self.subscription.dispatched(sent_messages, sent_bytes)

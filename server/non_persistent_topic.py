@@ -147,6 +147,11 @@ class NonPersistentSubscription:
         self.sub_type = command.subType
         self.selector = _selector_for(command, topic.name.partition_index, topic.broker.config)
         self.dropped_messages = 0
+        self.stats = TopicStats()
+
+    def dispatched(self, messages: int, size: int) -> None:
+        self.stats.dispatched(messages, size)
+        self.topic.stats.dispatched(messages, size)
 
     @property
     def consumers(self) -> list[Consumer]:
@@ -172,7 +177,7 @@ class NonPersistentSubscription:
             return
         consumer.send(entry, num_messages, 0, None)
         consumer.acknowledged([entry.position])  # nothing to acknowledge: it is gone already
-        self.topic.stats.dispatched(num_messages, len(entry.data))
+        self.dispatched(num_messages, len(entry.data))
 
     def flow(self, consumer: Consumer, permits: int) -> None:
         consumer.permits += permits

@@ -66,6 +66,18 @@ class SchemaRegistry:
             return None
         return versions[index], schema_version_bytes(index)
 
+    async def all_versions(self, topic: TopicName) -> list[pb.Schema]:
+        return (await self._versions(topic))[0]
+
+    async def delete(self, topic: TopicName) -> int | None:
+        """Forget every version of the topic's schema; the last version number, or None."""
+        versions, meta_version = await self._versions(topic)
+        if not versions:
+            return None
+        await self._metadata.delete(self._path(topic), meta_version)
+        log.info("schema of %s deleted", topic.partitioned_parent)
+        return len(versions) - 1
+
     async def register(self, topic: TopicName, schema: pb.Schema) -> bytes | None:
         """Version of this schema on the topic, adding it as a new version when compatible.
         Consumers register too: a topic without a schema adopts the first one it sees."""

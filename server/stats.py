@@ -1,8 +1,28 @@
-"""Per-topic counters: cheap increments on the hot path, read by /metrics and the admin API."""
+"""Per-topic counters: cheap increments on the hot path, read by /metrics and the admin API.
+
+Rates are measured, not estimated: each read compares the counters with a snapshot taken at
+the start of the current window (statsUpdateFrequencyInSecs long, as Pulsar's stats interval),
+so a rate is the average over the last full window, or over the time since load before that.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Rates:
+    msg_rate_in: float = 0.0
+    msg_throughput_in: float = 0.0
+    msg_rate_out: float = 0.0
+    msg_throughput_out: float = 0.0
+
+
+@dataclass
+class _Snapshot:
+    at: float
+    counters: tuple[int, int, int, int]
 
 
 @dataclass
@@ -11,6 +31,8 @@ class TopicStats:
     bytes_in: int = 0
     messages_out: int = 0
     bytes_out: int = 0
+    _window_start: _Snapshot = field(default_factory=lambda: _Snapshot(time.monotonic(), (0, 0, 0, 0)))
+    _last_rates: Rates | None = None
 
     def published(self, messages: int, size: int) -> None:
         self.messages_in += messages
@@ -19,3 +41,21 @@ class TopicStats:
     def dispatched(self, messages: int, size: int) -> None:
         self.messages_out += messages
         self.bytes_out += size
+
+    def _counters(self) -> tuple[int, int, int, int]:
+        return self.messages_in, self.bytes_in, self.messages_out, self.bytes_out
+
+    def rates(self, window_s: float) -> Rates:
+        """Per-second rates over the last complete window (or since load, before the first)."""
+        now = time.monotonic()
+        start = self._window_start
+        elapsed = now - start.at
+        if elapsed >= window_s or self._last_rates is None:
+            current = self._counters()
+            measured = Rates(*((now_v - then_v) / elapsed if elapsed > 0 else 0.0
+                               for now_v, then_v in zip(current, start.counters)))
+            if elapsed >= window_s:
+                self._window_start = _Snapshot(now, current)
+                self._last_rates = measured
+            return measured
+        return self._last_rates

@@ -15,6 +15,7 @@ from .dispatcher_shared import SharedDispatcher
 from .dispatcher_single_active import SingleActiveConsumerDispatcher
 from .errors import ConsumerBusy, NotAllowed, ServiceNotReady
 from .key_shared_selector import selector_for
+from .stats import TopicStats
 
 if TYPE_CHECKING:
     from .consumer import Consumer
@@ -39,6 +40,7 @@ class Subscription:
         self.dispatcher: Dispatcher | None = None
         #: position -> times redelivered on request (in memory, as Pulsar's redelivery tracker).
         self.redelivery_counts: dict[Position, int] = {}
+        self.stats = TopicStats()   # its outbound counters only
         #: True while a seek resets the cursor: consumers re-subscribe only once it is done.
         self._fenced = False
 
@@ -197,6 +199,16 @@ class Subscription:
                 self.dispatcher.rewind()
         finally:
             self._fenced = False
+
+    def dispatched(self, messages: int, size: int) -> None:
+        self.stats.dispatched(messages, size)
+        self.topic.stats.dispatched(messages, size)
+
+    def clear_backlog(self) -> None:
+        """Acknowledge everything published so far (admin skip_all / clear-backlog)."""
+        last = self.topic.ledger.last_confirmed_entry
+        if last.entry_id >= 0 and last > self.cursor.mark_delete_position:
+            self.cursor.mark_delete(last)
 
     def backlog(self) -> int:
         return self.cursor.backlog()

@@ -7,7 +7,7 @@ import logging
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from managed_ledger.interfaces import ManagedLedger
+from managed_ledger.interfaces import ManagedLedger, MetadataStore
 from managed_ledger.position import EARLIEST, LATEST, Entry, InitialPosition, Position
 from protocol import pulsar_api_pb2 as pb
 from protocol.commands import to_signed
@@ -15,6 +15,7 @@ from protocol.entry import read_metadata
 
 from .consumer import Consumer
 from .deduplication import DEDUPLICATION_CURSOR, MessageDeduplication
+from .errors import ConsumerBusy, SubscriptionNotFound
 from .producer_access import ProducerAccess
 from .stats import TopicStats
 from .subscription import Subscription
@@ -104,10 +105,35 @@ class Topic(TopicBase):
         """A producer's initial_subscription_name (a dead-letter producer's, say): a durable
         subscription from the earliest message, made before the producer is confirmed so
         nothing it publishes is missed, as Pulsar does."""
+        await self.add_subscription(name, EARLIEST)
+
+    async def add_subscription(self, name: str, start: Position) -> bool:
+        """A durable subscription whose first message is at start (EARLIEST / LATEST sentinels
+        accepted), made without a consumer; False when it exists already."""
         async with self._subscribing:
-            if name not in self.subscriptions:
-                cursor = await self.ledger.open_cursor(name, InitialPosition.EARLIEST)
-                self.subscriptions[name] = Subscription(self, name, cursor)
+            if name in self.subscriptions:
+                return False
+            initial = InitialPosition.EARLIEST if start == EARLIEST else InitialPosition.LATEST
+            cursor = await self.ledger.open_cursor(name, initial)
+            if start not in (EARLIEST, LATEST):
+                await cursor.reset(start)
+            self.subscriptions[name] = Subscription(self, name, cursor)
+        return True
+
+    async def remove_subscription(self, name: str, force: bool) -> None:
+        """Delete a subscription; with force its consumers are disconnected first."""
+        subscription = self.subscriptions.get(name)
+        if subscription is None:
+            raise SubscriptionNotFound("Subscription not found")
+        if subscription.consumers and not force:
+            raise ConsumerBusy("Subscription has active connected consumers")
+        for consumer in subscription.consumers:
+            consumer.close_by_broker()
+            subscription.remove_consumer(consumer, resetting=True)
+        subscription.close()
+        self.subscriptions.pop(name, None)
+        if subscription.durable:
+            await self.ledger.delete_cursor(name)
 
     @staticmethod
     def _reader_start(command: pb.CommandSubscribe) -> Position:
@@ -155,6 +181,13 @@ class Topic(TopicBase):
 
 def _state_path(name: TopicName, item: str) -> str:
     return f"{TOPIC_STATE}/{quote(str(name), safe='')}/{item}"
+
+
+async def delete_topic_state(store: MetadataStore, name: TopicName) -> None:
+    """Forget a deleted topic's epoch and deduplication snapshot."""
+    root = f"{TOPIC_STATE}/{quote(str(name), safe='')}"
+    for item in await store.children(root):
+        await store.delete(f"{root}/{item}")
 
 
 def publish_time(entry: Entry) -> int:

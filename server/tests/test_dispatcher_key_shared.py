@@ -85,6 +85,9 @@ class FakeSubscription:
     def count_redelivery(self, position: Position) -> None:
         self.redelivery_counts[position] = self.redelivery_counts.get(position, 0) + 1
 
+    def dispatched(self, messages: int, size: int) -> None:
+        self.topic.stats.dispatched(messages, size)
+
 
 class RecordingConnection:
     def __init__(self) -> None:

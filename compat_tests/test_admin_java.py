@@ -1,0 +1,59 @@
+"""The official Java admin client (Apache Pulsar 3.0.7's pulsar-client-admin, fetched from Maven
+Central by compat_tests/admin_java/pom.xml and built here) driving tenants, namespaces, topics
+and subscriptions against pulsard."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+
+PROJECT = Path(__file__).parent / "admin_java"
+BUILD_TIMEOUT_S = 900   # the first build downloads the client's dependencies
+RUN_TIMEOUT_S = 60
+
+
+@pytest.fixture(scope="module")
+def driver_classpath() -> str:
+    if shutil.which("mvn") is None or shutil.which("java") is None:
+        pytest.fail("Maven and a JDK are needed to build the Java admin driver: install them "
+                    "(Debian: apt-get install maven default-jdk-headless)", pytrace=False)
+    build = subprocess.run(
+        ["mvn", "-B", "-q", "compile", "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies",
+         "-DoutputDirectory=target/lib", "-DincludeScope=runtime"],
+        cwd=PROJECT, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    return f"{PROJECT / 'target' / 'classes'}:{PROJECT / 'target' / 'lib'}/*"
+
+
+@pytest.mark.timeout(BUILD_TIMEOUT_S + RUN_TIMEOUT_S)
+def test_java_admin_client_drives_tenants_namespaces_topics_and_subscriptions(broker, driver_classpath):
+    tenant = f"java-{uuid.uuid4().hex[:8]}"
+    run = subprocess.run(["java", "-cp", driver_classpath, "pulsard.AdminDriver", broker.web_url, tenant],
+                         capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    assert run.returncode == 0, run.stdout + run.stderr[-5000:]
+    lines = run.stdout.splitlines()
+    topics_line = next(line for line in lines if line.startswith("topics ["))
+    assert sorted(topics_line.removeprefix("topics [").removesuffix("]").split(", ")) == [
+        f"persistent://{tenant}/ns/events-partition-0", f"persistent://{tenant}/ns/events-partition-1",
+        f"persistent://{tenant}/ns/orders"]
+    assert [line for line in lines if line != topics_line] == [
+        "tenant [ops] [standalone]",
+        "clusters [standalone]",
+        f"namespaces [{tenant}/ns]",
+        "retention 60 100",
+        "ttl 300",
+        "partitions 2",
+        f"partitioned [persistent://{tenant}/ns/events]",
+        "subscriptions [audit]",
+        "duplicate subscription conflict",
+        "stats backlog 0",
+        "internal entries 0 cursors [audit]",
+        "subscriptions []",
+        "missing topic not found",
+        "topics []",
+        "tenant deleted true",
+    ]

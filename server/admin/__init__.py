@@ -1,0 +1,38 @@
+"""Pulsar's admin REST API (v2), one module per resource; `admin_routes` assembles them and
+`bootstrap` creates what Pulsar standalone creates at its first start."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from ..broker_service import BrokerService
+from . import brokers, clusters, namespaces, schemas, subscriptions, tenants, topics
+from .topic_access import TopicAccess
+
+
+class AdminResources:
+    """The stores behind the REST resources, shared by their route tables."""
+
+    def __init__(self, broker: BrokerService) -> None:
+        self.clusters = clusters.Clusters(broker)
+        self.tenants = tenants.Tenants(self.clusters)
+        self.namespaces = namespaces.Namespaces(broker, self.tenants)
+        self.topics = TopicAccess(broker, self.namespaces)
+
+    async def bootstrap(self) -> None:
+        """The local cluster, the `public` tenant and `public/default` exist from the first start."""
+        await self.clusters.ensure_local()
+        await self.tenants.ensure_default()
+        await self.namespaces.ensure_default()
+
+
+def admin_routes(broker: BrokerService, resources: AdminResources) -> list[web.RouteDef]:
+    return [
+        *brokers.routes(broker, resources.topics),
+        *clusters.routes(resources.clusters, resources.tenants.using_cluster),
+        *tenants.routes(resources.tenants),
+        *namespaces.routes(resources.namespaces),
+        *schemas.routes(broker.schemas, resources.namespaces),
+        *subscriptions.routes(resources.topics),
+        *topics.routes(resources.topics),
+    ]

@@ -1,0 +1,52 @@
+"""/admin/v2/brokers (health, readiness, version, the active brokers) and HTTP lookup."""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+from aiohttp import web
+
+from ..broker_service import BrokerService
+from .errors import NOT_FOUND, require, rest_handler
+from .topic_access import TopicAccess
+
+LOOKUP_PATH = "/lookup/v2/topic/{domain:persistent|non-persistent}/{tenant}/{namespace}/{topic}"
+
+
+def broker_version() -> str:
+    try:
+        return version("pulsard")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def routes(broker: BrokerService, access: TopicAccess) -> list[web.RouteDef]:
+    config = broker.config
+
+    def web_address(request: web.Request) -> str:
+        return request.host or f"{config.bind_address}:{config.web_service_port}"
+
+    async def ok(request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def broker_version_text(request: web.Request) -> web.Response:
+        return web.Response(text=broker_version())
+
+    @rest_handler
+    async def active_brokers(request: web.Request) -> web.Response:
+        require(request.match_info["cluster"] == config.cluster_name, NOT_FOUND, "Cluster does not exist")
+        return web.json_response([web_address(request)])
+
+    @rest_handler
+    async def lookup(request: web.Request) -> web.Response:
+        url = await broker.lookup(access.name(request))
+        return web.json_response({"brokerUrl": url, "brokerUrlTls": "", "httpUrl": f"http://{web_address(request)}",
+                                  "httpUrlTls": "", "nativeUrl": url})
+
+    return [
+        web.get("/admin/v2/brokers/health", ok),
+        web.get("/admin/v2/brokers/ready", ok),
+        web.get("/admin/v2/brokers/version", broker_version_text),
+        web.get("/admin/v2/brokers/{cluster}", active_brokers),
+        web.get(LOOKUP_PATH, lookup),
+    ]

@@ -1,0 +1,58 @@
+"""Peek and examine: one stored entry as Pulsar's admin REST answers it (the payload, with
+the message's metadata in X-Pulsar-* headers). Off the hot path, so the payload is
+decompressed here, as Pulsar does, for the admin clients to split batches themselves."""
+
+from __future__ import annotations
+
+import json
+import zlib
+from datetime import datetime, timezone
+
+import lz4.block
+from aiohttp import web
+
+from managed_ledger.position import Entry
+from protocol import pulsar_api_pb2 as pb
+from protocol.entry import payload_of, read_metadata
+
+from .errors import PRECONDITION_FAILED, RestError
+
+Compression = pb.CompressionType
+
+
+def _format_time(millis: int) -> str:
+    """Pulsar's DateFormatter: ISO-8601 with milliseconds and the UTC offset."""
+    moment = datetime.fromtimestamp(millis / 1000, tz=timezone.utc)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _decompress(metadata: pb.MessageMetadata, payload: bytes) -> bytes:
+    codec = metadata.compression
+    if codec == Compression.NONE:
+        return payload
+    if codec == Compression.ZLIB:
+        return zlib.decompress(payload)
+    if codec == Compression.LZ4:
+        return lz4.block.decompress(payload, uncompressed_size=metadata.uncompressed_size)
+    raise RestError(PRECONDITION_FAILED,
+                    f"Messages compressed with {Compression.Name(codec)} cannot be decoded by this broker")
+
+
+def entry_response(entry: Entry) -> web.Response:
+    metadata = read_metadata(entry.data)
+    headers = {"X-Pulsar-Message-ID": str(entry.position), "X-Pulsar-producer-name": metadata.producer_name,
+               "X-Pulsar-sequence-id": str(metadata.sequence_id),
+               "X-Pulsar-publish-time": _format_time(metadata.publish_time)}
+    if metadata.event_time:
+        headers["X-Pulsar-event-time"] = _format_time(metadata.event_time)
+    if metadata.HasField("deliver_at_time"):
+        headers["X-Pulsar-deliver-at-time"] = _format_time(metadata.deliver_at_time)
+    if metadata.HasField("num_messages_in_batch"):
+        headers["X-Pulsar-num-batch-message"] = str(metadata.num_messages_in_batch)
+        headers["X-Pulsar-batch-size"] = str(len(payload_of(entry.data)))
+    if metadata.HasField("partition_key"):
+        headers["X-Pulsar-partition-key"] = metadata.partition_key
+    if metadata.properties:
+        headers["X-Pulsar-PROPERTY"] = json.dumps({p.key: p.value for p in metadata.properties})
+    body = _decompress(metadata, bytes(payload_of(entry.data)))
+    return web.Response(body=body, headers=headers, content_type="application/octet-stream")

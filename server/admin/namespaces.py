@@ -1,0 +1,234 @@
+"""/admin/v2/namespaces: namespaces of a tenant and their Policies (Pulsar's JSON field names)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from ..broker_service import MODE_ALL, MODE_NON_PERSISTENT, MODE_PERSISTENT, BrokerService
+from ..namespace_policies import NamespacePolicies, policies_path
+from ..topic_name import TopicName
+from .errors import (BAD_REQUEST, CONFLICT, NOT_FOUND, PRECONDITION_FAILED, json_or_no_content,
+                     no_content, query_flag, read_json, require, rest_handler)
+from .documents import create_doc, read_doc
+from .policy_fields import BACKLOG_QUOTA_TYPES, SCALAR_POLICIES, ScalarPolicy, auth_actions, backlog_quota
+from .tenants import DEFAULT_TENANT, Tenants
+
+DEFAULT_NAMESPACE = f"{DEFAULT_TENANT}/default"
+NS = "/admin/v2/namespaces/{tenant}/{namespace}"
+_TOPIC_MODES = {"PERSISTENT": MODE_PERSISTENT, "NON_PERSISTENT": MODE_NON_PERSISTENT, "ALL": MODE_ALL}
+
+
+def _empty_auth() -> dict[str, Any]:
+    return {"namespace_auth": {}, "destination_auth": {}, "subscription_auth_roles": {}}
+
+
+class Namespaces:
+    def __init__(self, broker: BrokerService, tenants: Tenants) -> None:
+        self.broker = broker
+        self.tenants = tenants
+        self.store = broker.metadata
+        self.policies: NamespacePolicies = broker.policies
+
+    def initial_policies(self, body: Any) -> dict[str, Any]:
+        """What a new namespace starts with: the request's Policies over Pulsar's defaults."""
+        require(body is None or isinstance(body, dict), BAD_REQUEST, "Policies must be a JSON object")
+        policies: dict[str, Any] = {
+            "auth_policies": _empty_auth(), "backlog_quota_map": {},
+            "replication_clusters": [self.broker.config.cluster_name],
+        }
+        policies.update(body or {})
+        return policies
+
+    async def create(self, namespace: str, body: Any) -> bool:
+        return await create_doc(self.store, policies_path(namespace), self.initial_policies(body))
+
+    async def get(self, namespace: str) -> dict[str, Any]:
+        """The namespace's Policies; 404 when the tenant or the namespace does not exist."""
+        tenant, _, local = namespace.partition("/")
+        require(await self.tenants.exists(tenant), NOT_FOUND, "Tenant does not exist")
+        policies = await read_doc(self.store, policies_path(namespace)) if TopicName.is_named_entity(local) else None
+        require(policies is not None, NOT_FOUND, "Namespace does not exist")
+        return policies
+
+    async def topics(self, namespace: str) -> list[str]:
+        return await self.broker.topics_of_namespace(namespace, MODE_ALL)
+
+    async def ensure_default(self) -> None:
+        await self.create(DEFAULT_NAMESPACE, None)
+
+
+def _name(request: web.Request) -> str:
+    return f"{request.match_info['tenant']}/{request.match_info['namespace']}"
+
+
+def routes(namespaces: Namespaces) -> list[web.RouteDef]:
+    return _lifecycle_routes(namespaces) + _scalar_routes(namespaces) + _map_routes(namespaces)
+
+
+def _lifecycle_routes(namespaces: Namespaces) -> list[web.RouteDef]:
+    @rest_handler
+    async def list_namespaces(request: web.Request) -> web.Response:
+        tenant = request.match_info["tenant"]
+        await namespaces.tenants.get(tenant)
+        return web.json_response([f"{tenant}/{ns}" for ns in await namespaces.tenants.namespaces(tenant)])
+
+    @rest_handler
+    async def get_policies(request: web.Request) -> web.Response:
+        return web.json_response(await namespaces.get(_name(request)))
+
+    @rest_handler
+    async def create_namespace(request: web.Request) -> web.Response:
+        tenant, local = request.match_info["tenant"], request.match_info["namespace"]
+        require(TopicName.is_named_entity(local), PRECONDITION_FAILED, "Namespace name is not valid")
+        await namespaces.tenants.get(tenant)
+        created = await namespaces.create(_name(request), await read_json(request))
+        require(created, CONFLICT, "Namespace already exists")
+        return no_content()
+
+    @rest_handler
+    async def delete_namespace(request: web.Request) -> web.Response:
+        namespace = _name(request)
+        await namespaces.get(namespace)
+        topics = await namespaces.topics(namespace)
+        require(not topics or query_flag(request, "force"), CONFLICT, "Cannot delete non empty namespace")
+        for topic in topics:
+            await namespaces.broker.delete_topic(TopicName.parse(topic), force=True)
+        await namespaces.broker.delete_partitioned_in(namespace)
+        await namespaces.store.delete(policies_path(namespace))
+        return no_content()
+
+    @rest_handler
+    async def list_topics(request: web.Request) -> web.Response:
+        namespace = _name(request)
+        await namespaces.get(namespace)
+        mode = _TOPIC_MODES.get(request.query.get("mode", "PERSISTENT").upper())
+        require(mode is not None, BAD_REQUEST, "mode must be PERSISTENT, NON_PERSISTENT or ALL")
+        return web.json_response(await namespaces.broker.topics_of_namespace(namespace, mode))
+
+    @rest_handler
+    async def unload_all(request: web.Request) -> web.Response:
+        namespace = _name(request)
+        await namespaces.get(namespace)
+        for topic in await namespaces.topics(namespace):
+            await namespaces.broker.unload_topic(TopicName.parse(topic))
+        return no_content()
+
+    @rest_handler
+    async def clear_backlog(request: web.Request) -> web.Response:
+        """Every subscription of every loaded persistent topic skips to the end (Pulsar clears
+        the namespace's bundles, which are its loaded topics)."""
+        namespace = _name(request)
+        await namespaces.get(namespace)
+        for topic in namespaces.broker.topics:
+            if topic.name.namespace == namespace:
+                for subscription in topic.subscriptions.values():
+                    subscription.clear_backlog()
+        return no_content()
+
+    return [
+        web.get("/admin/v2/namespaces/{tenant}", list_namespaces),
+        web.put(NS + "/unload", unload_all),
+        web.post(NS + "/clearBacklog", clear_backlog),
+        web.get(NS, get_policies),
+        web.put(NS, create_namespace),
+        web.delete(NS, delete_namespace),
+        web.get(NS + "/topics", list_topics),
+    ]
+
+
+def _scalar_routes(namespaces: Namespaces) -> list[web.RouteDef]:
+    def handlers(policy: ScalarPolicy) -> list[web.RouteDef]:
+        @rest_handler
+        async def get(request: web.Request) -> web.Response:
+            return json_or_no_content((await namespaces.get(_name(request))).get(policy.field, policy.default))
+
+        @rest_handler
+        async def set_(request: web.Request) -> web.Response:
+            namespace = _name(request)
+            await namespaces.get(namespace)
+            body = await read_json(request)
+            require(body is not None, BAD_REQUEST, f"{policy.path} needs a JSON body")
+            await namespaces.policies.update(namespace, **{policy.field: policy.validate(body)})
+            return no_content()
+
+        @rest_handler
+        async def remove(request: web.Request) -> web.Response:
+            namespace = _name(request)
+            await namespaces.get(namespace)
+            await namespaces.policies.update(namespace, **{policy.field: None})
+            return no_content()
+
+        path = f"{NS}/{policy.path}"
+        return [web.get(path, get), web.route(policy.set_method, path, set_), web.delete(path, remove)]
+
+    return [route for policy in SCALAR_POLICIES for route in handlers(policy)]
+
+
+def _map_routes(namespaces: Namespaces) -> list[web.RouteDef]:
+    """Policies kept as maps: backlog quotas by type, permissions by role."""
+
+    def quota_type(request: web.Request) -> str:
+        kind = request.query.get("backlogQuotaType", "destination_storage")
+        require(kind in BACKLOG_QUOTA_TYPES, BAD_REQUEST, f"Unknown backlogQuotaType {kind!r}")
+        return kind
+
+    async def update_map(request: web.Request, field: str, key: str, value: Any) -> web.Response:
+        namespace = _name(request)
+        policies = await namespaces.get(namespace)
+        entries = dict(policies.get(field) or {})
+        if value is None:
+            entries.pop(key, None)
+        else:
+            entries[key] = value
+        await namespaces.policies.update(namespace, **{field: entries})
+        return no_content()
+
+    @rest_handler
+    async def get_quotas(request: web.Request) -> web.Response:
+        return web.json_response((await namespaces.get(_name(request))).get("backlog_quota_map") or {})
+
+    @rest_handler
+    async def set_quota(request: web.Request) -> web.Response:
+        quota = backlog_quota(await read_json(request))
+        return await update_map(request, "backlog_quota_map", quota_type(request), quota)
+
+    @rest_handler
+    async def remove_quota(request: web.Request) -> web.Response:
+        return await update_map(request, "backlog_quota_map", quota_type(request), None)
+
+    async def update_role(request: web.Request, actions: list[str] | None) -> web.Response:
+        namespace = _name(request)
+        auth = (await namespaces.get(namespace)).get("auth_policies") or _empty_auth()
+        roles = dict(auth.get("namespace_auth") or {})
+        role = request.match_info["role"]
+        if actions is None:
+            roles.pop(role, None)
+        else:
+            roles[role] = actions
+        await namespaces.policies.update(namespace, auth_policies={**auth, "namespace_auth": roles})
+        return no_content()
+
+    @rest_handler
+    async def get_permissions(request: web.Request) -> web.Response:
+        auth = (await namespaces.get(_name(request))).get("auth_policies") or _empty_auth()
+        return web.json_response(auth.get("namespace_auth") or {})
+
+    @rest_handler
+    async def grant(request: web.Request) -> web.Response:
+        return await update_role(request, auth_actions(await read_json(request)))
+
+    @rest_handler
+    async def revoke(request: web.Request) -> web.Response:
+        return await update_role(request, None)
+
+    return [
+        web.get(NS + "/backlogQuotaMap", get_quotas),
+        web.post(NS + "/backlogQuota", set_quota),
+        web.delete(NS + "/backlogQuota", remove_quota),
+        web.get(NS + "/permissions", get_permissions),
+        web.post(NS + "/permissions/{role}", grant),
+        web.delete(NS + "/permissions/{role}", revoke),
+    ]
+

@@ -1,0 +1,165 @@
+"""/admin/v2/{persistent|non-persistent}/{tenant}/{namespace}[/{topic}...]: topic lifecycle,
+partitions, stats and internal stats, last message id and unload. Compaction and termination
+answer 405: this broker does not implement them yet."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from ..broker_service import MODE_NON_PERSISTENT, MODE_PERSISTENT
+from .errors import (BAD_REQUEST, CONFLICT, METHOD_NOT_ALLOWED, NOT_ACCEPTABLE, NOT_FOUND, RestError,
+                     no_content, query_flag, read_json, require, rest_handler)
+from .topic_access import NAMESPACE_TOPICS_PATH, TOPIC_PATH, TopicAccess
+from .topic_stats import internal_stats, partitioned_stats, topic_stats
+
+T = TOPIC_PATH
+
+
+def _partition_count(body: Any) -> int:
+    require(isinstance(body, int) and not isinstance(body, bool), BAD_REQUEST,
+            "The number of partitions must be an integer")
+    require(body > 0, NOT_ACCEPTABLE, "Number of partitions should be more than 0")
+    return body
+
+
+def routes(access: TopicAccess) -> list[web.RouteDef]:
+    return _lifecycle_routes(access) + _partition_routes(access) + _stats_routes(access)
+
+
+def _lifecycle_routes(access: TopicAccess) -> list[web.RouteDef]:
+    broker = access.broker
+
+    async def namespace_of(request: web.Request) -> str:
+        namespace = f"{request.match_info['tenant']}/{request.match_info['namespace']}"
+        await access.namespaces.get(namespace)
+        return namespace
+
+    @rest_handler
+    async def list_topics(request: web.Request) -> web.Response:
+        mode = MODE_PERSISTENT if request.match_info["domain"] == "persistent" else MODE_NON_PERSISTENT
+        return web.json_response(await broker.topics_of_namespace(await namespace_of(request), mode))
+
+    @rest_handler
+    async def list_partitioned(request: web.Request) -> web.Response:
+        namespace = await namespace_of(request)
+        return web.json_response(await broker.partitioned_topics_of(namespace, request.match_info["domain"]))
+
+    @rest_handler
+    async def create_topic(request: web.Request) -> web.Response:
+        name = await access.existing_namespace(request)
+        require(not await broker.topic_exists(name), CONFLICT, "This topic already exists")
+        await broker.create_topic(name)
+        return no_content()
+
+    @rest_handler
+    async def delete_topic(request: web.Request) -> web.Response:
+        name = access.name(request)
+        require(not await access.partitions(name), CONFLICT,
+                "Topic is a partitioned topic: delete it with DELETE .../partitions")
+        await broker.delete_topic(name, query_flag(request, "force"))
+        return no_content()
+
+    @rest_handler
+    async def unload(request: web.Request) -> web.Response:
+        name = access.name(request)
+        count = await access.partitions(name)
+        names = [name.partition(i) for i in range(count)] if count else [name]
+        require(count > 0 or await broker.topic_exists(name), NOT_FOUND, "Topic not found")
+        for each in names:
+            await broker.unload_topic(each)
+        return no_content()
+
+    return [
+        web.get(NAMESPACE_TOPICS_PATH, list_topics),
+        web.get(NAMESPACE_TOPICS_PATH + "/partitioned", list_partitioned),
+        web.put(T, create_topic),
+        web.delete(T, delete_topic),
+        web.put(T + "/unload", unload),
+    ]
+
+
+def _partition_routes(access: TopicAccess) -> list[web.RouteDef]:
+    broker = access.broker
+
+    @rest_handler
+    async def get_partitions(request: web.Request) -> web.Response:
+        return web.json_response({"partitions": await broker.partitions_of(access.name(request))})
+
+    @rest_handler
+    async def create_partitioned(request: web.Request) -> web.Response:
+        name = await access.existing_namespace(request)
+        count = _partition_count(await read_json(request))
+        require(not await access.partitions(name), CONFLICT, "Partitioned topic already exists")
+        require(not await broker.topic_exists(name), CONFLICT, "This topic already exists")
+        require(name.partition_index < 0, BAD_REQUEST, "A partition cannot be a partitioned topic")
+        await broker.create_partitioned(name, count)
+        return no_content()
+
+    @rest_handler
+    async def update_partitioned(request: web.Request) -> web.Response:
+        await broker.update_partitions(access.name(request), _partition_count(await read_json(request)))
+        return no_content()
+
+    @rest_handler
+    async def delete_partitioned(request: web.Request) -> web.Response:
+        await broker.delete_partitioned(access.name(request), query_flag(request, "force"))
+        return no_content()
+
+    return [
+        web.get(T + "/partitions", get_partitions),
+        web.put(T + "/partitions", create_partitioned),
+        web.post(T + "/partitions", update_partitioned),
+        web.delete(T + "/partitions", delete_partitioned),
+    ]
+
+
+def _stats_routes(access: TopicAccess) -> list[web.RouteDef]:
+    window = access.broker.config.stats_update_frequency_in_secs
+
+    @rest_handler
+    async def stats(request: web.Request) -> web.Response:
+        return web.json_response(topic_stats(await access.any_topic(access.name(request)), window))
+
+    @rest_handler
+    async def stats_of_partitions(request: web.Request) -> web.Response:
+        name = access.name(request)
+        count = await access.partitions(name)
+        require(count > 0, NOT_FOUND, "Partitioned Topic not found")
+        per_partition = {}
+        for index in range(count):
+            partition = name.partition(index)
+            per_partition[str(partition)] = topic_stats(await access.any_topic(partition), window)
+        return web.json_response(partitioned_stats(per_partition, count, query_flag(request, "perPartition")))
+
+    @rest_handler
+    async def internal(request: web.Request) -> web.Response:
+        return web.json_response(internal_stats(await access.topic(access.name(request))))
+
+    @rest_handler
+    async def last_message_id(request: web.Request) -> web.Response:
+        name = access.name(request)
+        position, batch_index = await (await access.topic(name)).last_message_id()
+        answer = {"ledgerId": position.ledger_id, "entryId": position.entry_id,
+                  "partitionIndex": name.partition_index}
+        if batch_index >= 0:
+            answer["batchIndex"] = batch_index
+        return web.json_response(answer)
+
+    def not_supported(what: str):
+        @rest_handler
+        async def refuse(request: web.Request) -> web.Response:
+            await access.topic(access.name(request))   # 404 / 405 for what does not exist first
+            raise RestError(METHOD_NOT_ALLOWED, f"{what} is not supported by this broker")
+        return refuse
+
+    return [
+        web.get(T + "/stats", stats),
+        web.get(T + "/partitioned-stats", stats_of_partitions),
+        web.get(T + "/internalStats", internal),
+        web.get(T + "/lastMessageId", last_message_id),
+        web.get(T + "/compaction", not_supported("Topic compaction")),
+        web.put(T + "/compaction", not_supported("Topic compaction")),
+        web.post(T + "/terminate", not_supported("Topic termination")),
+    ]
