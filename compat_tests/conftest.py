@@ -5,6 +5,7 @@
 - ``partitioned_broker`` / ``small_message_broker``: module brokers started with a config file.
 - ``make_broker(config, prepare)``: a broker of the test's own with a config file.
 - ``connect(broker)``: a pulsar.Client for any of them, closed at teardown; ``client`` = connect(broker).
+- ``java_command`` / ``go_binaries``: the Java and Go scenario programs, built once per session.
 
 When a test fails, the tails of its brokers' logs are added to the report.
 """
@@ -18,6 +19,7 @@ import pulsar
 import pytest
 
 from compat_tests.broker import READY_TIMEOUT_S, Broker, BrokerError
+from compat_tests.toolchains import build_go, build_java
 
 CLIENT_OPERATION_TIMEOUT_S = 10
 PARTITIONED_CONFIG = {"allowAutoTopicCreationType": "partitioned", "defaultNumPartitions": 3}
@@ -114,6 +116,18 @@ def connect():
 @pytest.fixture
 def client(broker, connect) -> pulsar.Client:
     return connect(broker)
+
+
+@pytest.fixture(scope="session")
+def java_command() -> list[str]:
+    """`java -cp ...` for compat_tests/java, compiled by Maven once per session."""
+    return build_java()
+
+
+@pytest.fixture(scope="session")
+def go_binaries():
+    """(scenario test binary, cross-client program) of compat_tests/go, built once per session."""
+    return build_go()
 
 
 # -- marks: every test here is `compat` (deselect with -m "not compat"), with a tighter timeout --

@@ -4,28 +4,25 @@ and subscriptions against pulsard."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import uuid
 from pathlib import Path
 
 import pytest
 
+from compat_tests.toolchains import BUILD_TIMEOUT_S, require_tools, run_build
+
 PROJECT = Path(__file__).parent / "admin_java"
-BUILD_TIMEOUT_S = 900   # the first build downloads the client's dependencies
 RUN_TIMEOUT_S = 60
 
 
 @pytest.fixture(scope="module")
 def driver_classpath() -> str:
-    if shutil.which("mvn") is None or shutil.which("java") is None:
-        pytest.fail("Maven and a JDK are needed to build the Java admin driver: install them "
-                    "(Debian: apt-get install maven default-jdk-headless)", pytrace=False)
-    build = subprocess.run(
-        ["mvn", "-B", "-q", "compile", "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies",
-         "-DoutputDirectory=target/lib", "-DincludeScope=runtime"],
-        cwd=PROJECT, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
-    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    require_tools("java", "mvn")
+    run_build(["mvn", "-B", "-q", "compile",
+               "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies",
+               "-DoutputDirectory=target/lib", "-DincludeScope=runtime"],
+              PROJECT, "Maven build of compat_tests/admin_java")
     return f"{PROJECT / 'target' / 'classes'}:{PROJECT / 'target' / 'lib'}/*"
 
 

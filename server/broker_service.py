@@ -26,6 +26,9 @@ from .topic_name import TopicName
 log = logging.getLogger(__name__)
 
 PARTITIONED_TOPICS = "/admin/partitioned-topics"
+#: Pulsar creates this partitioned topic only for a running transaction coordinator; clients read
+#: its partition count 0 as "transactions are off" and refuse at once (never auto-created here).
+TRANSACTION_COORDINATOR_ASSIGN = "persistent://pulsar/system/transaction_coordinator_assign"
 GENERATION_PATH = "/counters/producer-name"
 #: GET_TOPICS_OF_NAMESPACE modes (CommandGetTopicsOfNamespace.Mode).
 MODE_PERSISTENT, MODE_NON_PERSISTENT, MODE_ALL = 0, 1, 2
@@ -180,13 +183,14 @@ class BrokerService:
         if name.partition_index >= 0:
             return 0
         partitions = await self._stored_partitions(name)
-        if partitions or not self._auto_creates_partitioned() or await self._exists(name):
+        if partitions or not self._auto_creates_partitioned(name) or await self._exists(name):
             return partitions
         return await self.create_partitioned(name, self.config.default_num_partitions, exist_ok=True)
 
-    def _auto_creates_partitioned(self) -> bool:
+    def _auto_creates_partitioned(self, name: TopicName) -> bool:
         return (
-            self.config.allow_auto_topic_creation
+            str(name) != TRANSACTION_COORDINATOR_ASSIGN
+            and self.config.allow_auto_topic_creation
             and self.config.allow_auto_topic_creation_type == "partitioned"
             and self.config.default_num_partitions > 0
         )

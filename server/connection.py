@@ -20,6 +20,7 @@ from protocol.codec import Frame, FrameDecoder, ProtocolError, encode_command
 from protocol.commands import negotiate_protocol_version, to_signed
 
 from .errors import BrokerError, NotAllowed, ServiceNotReady, server_error_of
+from .schema_registry import BYTES_SCHEMA, BYTES_VERSION
 from .topic_name import TopicName
 
 if TYPE_CHECKING:
@@ -411,6 +412,8 @@ class Connection(asyncio.Protocol):
         self._respond(request.request_id, self._get_schema(request), commands.schema_error)
 
     async def _get_schema(self, request: pb.CommandGetSchema) -> Cmd:
+        if request.HasField("schema_version") and request.schema_version == BYTES_VERSION:
+            return commands.schema_response(request.request_id, BYTES_SCHEMA, BYTES_VERSION)
         version = int.from_bytes(request.schema_version, "big") if request.HasField("schema_version") else None
         found = await self.broker.schemas.get(TopicName.parse(request.topic), version)
         if found is None:
@@ -424,7 +427,7 @@ class Connection(asyncio.Protocol):
 
     async def _get_or_create_schema(self, request: pb.CommandGetOrCreateSchema) -> Cmd:
         version = await self.broker.schemas.register(TopicName.parse(request.topic), request.schema)
-        return commands.get_or_create_schema_response(request.request_id, version)
+        return commands.get_or_create_schema_response(request.request_id, version or BYTES_VERSION)
 
 
 def _seek_position(ledger, message_id: pb.MessageIdData) -> Position:

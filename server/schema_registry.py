@@ -25,6 +25,12 @@ log = logging.getLogger(__name__)
 _UNCHECKED = {pb.Schema.Type.Value("None"), pb.Schema.AutoConsume}
 
 
+#: The version GET_OR_CREATE_SCHEMA gives bytes (no schema), which is never registered; clients
+#: stamp it on messages (Java's dead-letter producer, Go's bytes producer) and may look it up.
+BYTES_VERSION = b""
+BYTES_SCHEMA = pb.Schema(name="bytes", type=pb.Schema.Type.Value("None"), schema_data=b"")
+
+
 def schema_version_bytes(version: int) -> bytes:
     """Schema versions travel as 8-byte big-endian integers."""
     return version.to_bytes(8, "big")

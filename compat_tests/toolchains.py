@@ -1,0 +1,116 @@
+"""Building and running the Java and Go scenario programs from the compat tests.
+
+A missing JDK, Maven or Go toolchain is a test failure with a clear message (never a skip):
+the README promises that `python -m pytest` proves the broker with all three official clients.
+Each program reports one line per scenario, ``RESULT <name> PASS|FAIL`` followed by
+``DETAIL <name> <text>`` lines; the pytest wrappers assert each scenario on its own.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+JAVA_DIR = HERE / "java"
+GO_DIR = HERE / "go"
+JAVA_CLASSPATH_FILE = JAVA_DIR / "target" / "classpath.txt"
+GO_BINARY = GO_DIR / "bin" / "compat.test"
+GO_CROSS_CLIENT = GO_DIR / "bin" / "crossclient"
+BUILD_TIMEOUT_S = 600      # a first build downloads the clients (Maven Central, Go module proxy)
+OUTPUT_TAIL_LINES = 80
+
+
+def require_tools(*names: str) -> None:
+    """Fail the test (not skip) when a toolchain program is missing from PATH."""
+    missing = [name for name in names if shutil.which(name) is None]
+    if missing:
+        pytest.fail(f"toolchain missing from PATH: {', '.join(missing)} "
+                    f"(the compat suite needs Java 17 + Maven and Go to run the official clients)",
+                    pytrace=False)
+
+
+def tail(text: str, lines: int = OUTPUT_TAIL_LINES) -> str:
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def run_build(cmd: list[str], cwd: Path, what: str) -> None:
+    """Run a build command; a failure fails the test with the build's output."""
+    try:
+        done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{what} did not finish within {BUILD_TIMEOUT_S}s: {' '.join(cmd)}", pytrace=False)
+    if done.returncode != 0:
+        pytest.fail(f"{what} failed ({done.returncode}): {' '.join(cmd)}\n"
+                    f"{tail(done.stdout)}\n{tail(done.stderr)}", pytrace=False)
+
+
+def build_java() -> list[str]:
+    """Compile the Java scenarios with Maven; return the `java` command line prefix."""
+    require_tools("java", "mvn")
+    run_build(["mvn", "-B", "-q", "compile", "dependency:build-classpath",
+               f"-Dmdep.outputFile={JAVA_CLASSPATH_FILE}"], JAVA_DIR, "Maven build of compat_tests/java")
+    classpath = f"{JAVA_DIR / 'target' / 'classes'}:{JAVA_CLASSPATH_FILE.read_text().strip()}"
+    return ["java", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", classpath]
+
+
+def build_go() -> tuple[Path, Path]:
+    """Compile the Go scenarios into one test binary, and the cross-client program."""
+    require_tools("go")
+    GO_BINARY.parent.mkdir(exist_ok=True)
+    run_build(["go", "test", "-c", "-o", str(GO_BINARY), "."], GO_DIR, "go test -c in compat_tests/go")
+    run_build(["go", "build", "-o", str(GO_CROSS_CLIENT), "./cmd/crossclient"], GO_DIR,
+              "go build of compat_tests/go/cmd/crossclient")
+    return GO_BINARY, GO_CROSS_CLIENT
+
+
+def java_scenarios() -> list[str]:
+    """Names of the @Scenario methods, read from the sources (no toolchain needed to collect)."""
+    pattern = re.compile(r"@Scenario\s+public static void (\w+)\(")
+    return sorted(name for path in (JAVA_DIR / "src").rglob("*.java")
+                  for name in pattern.findall(path.read_text()))
+
+
+def go_scenarios() -> list[str]:
+    """Names of the Test functions of the Go module (no toolchain needed to collect)."""
+    pattern = re.compile(r"^func (Test\w+)\(t \*testing\.T\)", re.MULTILINE)
+    return sorted(name for path in GO_DIR.glob("*_test.go") for name in pattern.findall(path.read_text()))
+
+
+@dataclass
+class ScenarioReport:
+    """Parsed RESULT / DETAIL lines of one program run, with its raw output for diagnostics."""
+    passed: dict[str, bool] = field(default_factory=dict)
+    details: dict[str, list[str]] = field(default_factory=dict)
+    output: str = ""
+
+    @classmethod
+    def parse(cls, output: str) -> "ScenarioReport":
+        report = cls(output=output)
+        for line in output.splitlines():
+            kind, _, rest = line.partition(" ")
+            name, _, text = rest.partition(" ")
+            if kind == "RESULT":
+                report.passed[name] = text.strip() == "PASS"
+            elif kind == "DETAIL":
+                report.details.setdefault(name, []).append(text)
+        return report
+
+    def assert_passed(self, name: str) -> None:
+        assert name in self.passed, f"scenario {name} reported no result; program output:\n{tail(self.output)}"
+        assert self.passed[name], f"scenario {name} failed:\n" + "\n".join(self.details.get(name, []))
+
+
+def run_program(cmd: list[str], timeout_s: float, env: dict[str, str] | None = None) -> ScenarioReport:
+    """Run a scenario program to the end (bounded) and parse its report."""
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=env)
+    except subprocess.TimeoutExpired as exc:
+        out = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        return ScenarioReport.parse(out + f"\n(program killed after {timeout_s}s)")
+    return ScenarioReport.parse(f"{done.stdout}\n--- stderr ---\n{tail(done.stderr)}")
