@@ -56,6 +56,7 @@ class Producer:
                 self._after_pending(partial(self._answer_duplicate, status, sequence_id, highest_sequence_id))
                 return
         if self._persistence_failed:
+            self.connection.publish_completed()
             self.connection.write(commands.send_error(
                 self.producer_id, sequence_id, pb.PersistenceError,
                 "An earlier message failed to persist; reconnect to resend in order"))
