@@ -75,10 +75,6 @@ class LedgerList:
                 return Position(info.ledger_id, info.entries - 1)
         return Position(self.current.ledger_id, -1)
 
-    def end_position(self) -> Position:
-        """Where the next entry will go (as far as is known now)."""
-        return Position(self.current.ledger_id, self.current.entries)
-
     def first_position(self) -> Position:
         """The first entry, or the end position when there is none."""
         return self.normalize(Position(self._ids[0], 0))
