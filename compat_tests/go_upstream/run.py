@@ -1,0 +1,224 @@
+"""Run the official Go client's own integration tests (pulsar-client-go's ./pulsar package) against pulsard.
+
+Not part of the pytest suite (a full run takes tens of minutes). Usage, from the repository root:
+
+    python compat_tests/go_upstream/run.py                 # every test, one at a time
+    python compat_tests/go_upstream/run.py -run 'AckIDList|ChunkSize' --timeout 60
+
+The upstream tests hard-code their broker (pulsar/helper_for_test.go: pulsar://localhost:6650,
+http://localhost:8080), so one pulsard listens on those fixed loopback ports, configured from the
+module's own integration-tests/conf/standalone.conf (the keys pulsard knows), with the tenants and
+namespaces its scripts/pulsar-test-service-start.sh creates. Nothing from the Go module is copied into
+this repository: the module (read-only in the Go module cache) is copied to a temporary directory,
+where its test binary is built and run (the encryption tests read keys relative to that package dir).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO_ROOT))
+
+from compat_tests.broker import Broker, BrokerError  # noqa: E402
+from server.config import BrokerConfig, read_conf_file  # noqa: E402
+
+MODULE = "github.com/apache/pulsar-client-go"
+VERSION = "v0.19.0"
+BROKER_PORT, WEB_PORT = 6650, 8080
+DEFAULT_TIMEOUT_S = 40
+# Keys of the upstream standalone.conf that must differ here: loopback only, pulsard's own storage.
+CONF_OVERRIDES = {"bindAddress": "127.0.0.1", "brokerServicePort": BROKER_PORT, "webServicePort": WEB_PORT}
+
+# Tests that need something pulsard deliberately does not offer, or that this runner cannot supply.
+_TLS = "needs TLS listeners (pulsar+ssl:// 6651 / https:// 8443)"
+_AUTH = "needs broker authentication (token / OAuth2 / basic / TLS auth)"
+_DOCKER = "starts or stops a broker with Docker (testcontainers)"
+EXCLUDED: dict[str, str] = {
+    **{name: _TLS for name in (
+        "TestTLSConnectionCAError", "TestTLSInsecureConnection", "TestTLSConnection",
+        "TestTLSConnectionHostNameVerification", "TestTLSConnectionHostNameVerificationError",
+        "TestHTTPSConnectionCAError", "TestHTTPSInsecureConnection", "TestHTTPSConnection",
+        "TestHTTPSConnectionHostNameVerification", "TestHTTPSConnectionHostNameVerificationError",
+        "TestServiceUrlTLSWithTLSTransportWithBasicAuth", "TestWebServiceUrlTLSWithTLSTransportWithBasicAuth")},
+    **{name: _AUTH for name in (
+        "TestTLSAuthError", "TestTLSAuth", "TestTLSAuthWithCertSupplier", "TestHTTPSAuthError", "TestHTTPSAuth",
+        "TestHTTPSAuthWithCertSupplier", "TestHTTPSTokenAuthFromFile", "TestHTTPSOAuth2Auth", "TestHTTPSBasicAuth",
+        "TestTokenAuth", "TestTokenAuthWithClientVersion", "TestTokenAuthWithSupplier", "TestTokenAuthFromFile",
+        "TestOAuth2Auth", "TestHTTPTokenAuth", "TestHTTPTokenAuthWithSupplier", "TestHTTPTokenAuthFromFile",
+        "TestHTTPOAuth2Auth", "TestHTTPOAuth2AuthFailed", "TestHTTPBasicAuth")},
+    "TestTxn_NoTransactionCoordinator": "connects over https:// with TLS client auth",
+    **{name: _DOCKER for name in (
+        "TestConsumerKeepReconnectingAndThenCallClose", "TestReconnectConsumer",
+        "TestReconnectedBrokerSendPermits", "TestProducerKeepReconnectingAndThenCallClose")},
+}
+
+# First match wins: a failing test's output -> a one-line cause.
+CAUSES: list[tuple[str, str]] = [
+    (r"(?i)transaction|TxnID|TC_|coordinator", "transactions: pulsard has no transaction coordinator"),
+    (r"(?i)testcontainers|docker", "needs Docker"),
+    (r"TopicTerminated|terminate", "topic termination (not in pulsard yet)"),
+    (r"http error status code: 404|status code: 404|404 Not Found", "admin REST endpoint answered 404"),
+    (r"http error status code: (\d+)|status code: (\d+)", "admin REST answered an error status"),
+    (r"panic: test timed out", "timed out inside go test"),
+    (r"(?i)connection refused", "connection refused"),
+]
+
+
+@dataclass
+class Outcome:
+    name: str
+    status: str           # PASS, FAIL, TIMEOUT, SKIP (t.Skip inside the test)
+    seconds: float
+    cause: str = ""
+    output: str = ""
+
+
+def module_dir() -> Path:
+    cache = subprocess.run(["go", "env", "GOMODCACHE"], capture_output=True, text=True, check=True).stdout.strip()
+    path = Path(cache) / f"{MODULE}@{VERSION}"
+    if not path.is_dir():
+        raise SystemExit(f"{path} not found: run `go mod download {MODULE}@{VERSION}` first")
+    return path
+
+
+def build(work: Path) -> tuple[Path, Path]:
+    """Copy the module to `work` (writable), build ./pulsar's test binary; return (binary, package dir)."""
+    src = work / "pulsar-client-go"
+    shutil.copytree(module_dir(), src)
+    for path in [src, *src.rglob("*")]:
+        path.chmod(path.stat().st_mode | 0o200)
+    binary = work / "pulsar.test"
+    subprocess.run(["go", "test", "-c", "-o", str(binary), "./pulsar"], cwd=src, check=True)
+    return binary, src / "pulsar"
+
+
+def list_tests(binary: Path, package_dir: Path, pattern: str) -> list[str]:
+    out = subprocess.run([str(binary), "-test.list", pattern], cwd=package_dir,
+                         capture_output=True, text=True, check=True).stdout
+    return [line for line in out.split() if line.startswith("Test")]
+
+
+def broker_config(upstream_conf: Path) -> dict[str, object]:
+    """The upstream CI broker settings that pulsard understands, with the loopback overrides."""
+    known = {f.metadata["key"] for f in BrokerConfig.__dataclass_fields__.values()}
+    settings: dict[str, object] = {k: v for k, v in read_conf_file(upstream_conf).items() if k in known and v != ""}
+    settings.update(CONF_OVERRIDES)
+    return settings
+
+
+def admin_put(path: str, body: object) -> None:
+    request = urllib.request.Request(f"http://127.0.0.1:{WEB_PORT}{path}", data=json.dumps(body).encode(),
+                                     method="PUT", headers={"Content-Type": "application/json"})
+    try:
+        urllib.request.build_opener(urllib.request.ProxyHandler({})).open(request, timeout=10).close()
+    except urllib.error.HTTPError as exc:
+        if exc.code != 409:          # already exists (a restart keeps the data dir)
+            raise
+
+
+def set_up_namespaces() -> None:
+    """What scripts/pulsar-test-service-start.sh does; permission grants are moot (pulsard has no authz)."""
+    admin_put("/admin/v2/tenants/private", {"allowedClusters": ["standalone"]})
+    admin_put("/admin/v2/namespaces/private/auth", {})
+
+
+def start_broker(work: Path, config: dict[str, object]) -> Broker:
+    (work / "broker").mkdir(exist_ok=True)
+    broker = Broker(work / "broker", config)
+    broker.broker_port, broker.web_port = BROKER_PORT, WEB_PORT
+    broker.start()
+    set_up_namespaces()
+    return broker
+
+
+def classify(output: str) -> str:
+    for pattern, cause in CAUSES:
+        if re.search(pattern, output):
+            return cause
+    failure = re.search(r"Error:\s+(.*)\n\s*(.*)", output) or re.search(r"(?m)^\s+\S+_test\.go:\d+: (.*)()", output)
+    if failure is None:
+        return ""
+    first, second = failure.group(1).strip(), failure.group(2).strip()
+    return (f"{first} {second}" if first.endswith(":") else first)[:110]
+
+
+def run_one(binary: Path, package_dir: Path, name: str, timeout: float) -> Outcome:
+    started = time.monotonic()
+    cmd = [str(binary), "-test.run", f"^{name}$", "-test.v", "-test.count=1", f"-test.timeout={timeout:.0f}s"]
+    try:
+        done = subprocess.run(cmd, cwd=package_dir, capture_output=True, text=True, timeout=timeout + 15)
+        output, code = done.stdout + done.stderr, done.returncode
+    except subprocess.TimeoutExpired as exc:
+        output, code = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else "", None
+    seconds = time.monotonic() - started
+    if code is None or "panic: test timed out" in output:
+        return Outcome(name, "TIMEOUT", seconds, "", output)
+    if code == 0 and f"--- SKIP: {name}" in output:
+        return Outcome(name, "SKIP", seconds, "", output)
+    if code == 0 and f"--- PASS: {name}" in output:
+        return Outcome(name, "PASS", seconds, "", output)
+    return Outcome(name, "FAIL", seconds, classify(output), output)
+
+
+def print_table(outcomes: list[Outcome]) -> None:
+    width = max((len(o.name) for o in outcomes), default=10)
+    for o in outcomes:
+        print(f"{o.name:<{width}}  {o.status:<7} {o.seconds:6.1f}s  {o.cause}")
+    totals = {s: sum(o.status == s for o in outcomes) for s in ("PASS", "FAIL", "TIMEOUT", "SKIP")}
+    print(f"\nran {len(outcomes)}: " + ", ".join(f"{v} {k.lower()}" for k, v in totals.items())
+          + f"; excluded {len(EXCLUDED)} (TLS/auth/Docker)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-run", default=".*", help="regex of top-level test names, as go test -run")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per test")
+    parser.add_argument("--keep", action="store_true", help="keep the temp dir (broker log, outputs)")
+    parser.add_argument("--show-output", action="store_true", help="print the output of failing tests")
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="pulsard-go-upstream-"))
+    binary, package_dir = build(work)
+    names = [n for n in list_tests(binary, package_dir, args.run) if n not in EXCLUDED]
+    config = broker_config(package_dir.parent / "integration-tests" / "conf" / "standalone.conf")
+    broker = start_broker(work, config)
+    outputs = work / "outputs"
+    outputs.mkdir()
+    outcomes: list[Outcome] = []
+    try:
+        for index, name in enumerate(names, 1):
+            outcome = run_one(binary, package_dir, name, args.timeout)
+            outcomes.append(outcome)
+            (outputs / f"{name}.log").write_text(outcome.output)
+            print(f"[{index}/{len(names)}] {name}: {outcome.status} {outcome.seconds:.1f}s {outcome.cause}", flush=True)
+            if args.show_output and outcome.status in ("FAIL", "TIMEOUT"):
+                print(outcome.output[-4000:])
+            if outcome.status == "TIMEOUT" or not broker.health_ok():
+                print(f"    restarting the broker after {name}", flush=True)
+                broker.restart()
+                set_up_namespaces()
+    except BrokerError as exc:
+        print(f"broker failed: {exc}", file=sys.stderr)
+    finally:
+        broker.stop()
+    print()
+    print_table(outcomes)
+    print(f"\noutputs and broker log: {work}" if args.keep else "")
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0 if all(o.status in ("PASS", "SKIP") for o in outcomes) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,43 @@
+"""Regressions found by running pulsar-client-go's own test suite against pulsard
+(compat_tests/go_upstream/run.py): each test pins one broker behaviour that suite relies on."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from compat_tests.admin_http import AdminHttp, reason
+
+PARTITIONED_METADATA_TYPE = "application/vnd.partitioned-topic-metadata+json"
+
+
+@pytest.fixture(scope="module")
+def http(broker) -> AdminHttp:
+    return AdminHttp(broker.web_url)
+
+
+def topic_path(local: str) -> str:
+    return f"/admin/v2/persistent/public/default/{local}-{uuid.uuid4().hex[:8]}"
+
+
+def put_metadata(http: AdminHttp, path: str, body: str):
+    return http.session.put(http.base + path, data=body, headers={"Content-Type": PARTITIONED_METADATA_TYPE},
+                            timeout=10)
+
+
+def test_create_partitioned_from_partitioned_topic_metadata(http):
+    """The Go admin client's topics.Create sends {"partitions": N, "properties": null}."""
+    path = topic_path("meta")
+    assert put_metadata(http, f"{path}/partitions", '{"properties":null,"partitions":3}').status_code == 204
+    assert http.get(f"{path}/partitions").json() == {"partitions": 3}
+    assert put_metadata(http, f"{path}/partitions", '{"partitions":3}').status_code == 409
+
+
+def test_partitioned_topic_metadata_is_validated(http):
+    path = topic_path("bad-meta")
+    assert put_metadata(http, f"{path}/partitions", '{"partitions":"3"}').status_code == 400
+    assert put_metadata(http, f"{path}/partitions", '{"partitions":0}').status_code == 406
+    response = put_metadata(http, f"{path}/partitions", '{"partitions":2,"properties":{"a":"b"}}')
+    assert response.status_code == 405 and "properties" in reason(response)
+    assert http.get(f"{path}/partitions").json() == {"partitions": 0}
