@@ -41,3 +41,16 @@ def test_partitioned_topic_metadata_is_validated(http):
     response = put_metadata(http, f"{path}/partitions", '{"partitions":2,"properties":{"a":"b"}}')
     assert response.status_code == 405 and "properties" in reason(response)
     assert http.get(f"{path}/partitions").json() == {"partitions": 0}
+
+
+def test_consumer_stats_show_subscribe_metadata(http, client):
+    """TestConsumerMetadata: the properties a consumer subscribes with appear as its stats' metadata."""
+    path = topic_path("consumer-meta")
+    topic = "persistent://" + path.removeprefix("/admin/v2/persistent/")
+    consumer = client.subscribe(topic, "sub", properties={"key1": "value1", "k2": "v2"})
+    plain = client.subscribe(topic, "plain")
+    subscriptions = http.get(f"{path}/stats").json()["subscriptions"]
+    assert [c["metadata"] for c in subscriptions["sub"]["consumers"]] == [{"key1": "value1", "k2": "v2"}]
+    assert [c["metadata"] for c in subscriptions["plain"]["consumers"]] == [{}]
+    consumer.close()
+    plain.close()

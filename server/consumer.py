@@ -35,6 +35,8 @@ class Consumer:
     partition_index: int = -1
     #: Key_Shared only: the consumer's mode, sticky ranges and out-of-order permission.
     key_shared_meta: pb.KeySharedMeta | None = None
+    #: The key/values the client attached at SUBSCRIBE (shown in the consumer's stats).
+    metadata: dict[str, str] = field(default_factory=dict)
     #: Messages the client can take now (FLOW adds, MESSAGE spends one per message in an entry).
     permits: int = field(default=0, init=False)
     #: Entries sent and not yet acknowledged -> messages in each.

@@ -71,6 +71,7 @@ class TopicBase:
             priority_level=command.priority_level,
             partition_index=self.name.partition_index,
             key_shared_meta=key_shared_meta_of(command),
+            metadata={kv.key: kv.value for kv in command.metadata},
         )
 
     def forget_subscription(self, subscription) -> None:

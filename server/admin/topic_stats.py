@@ -77,7 +77,7 @@ def _consumer(consumer: Any) -> dict[str, Any]:
         "consumerName": consumer.name, "availablePermits": consumer.permits,
         "unackedMessages": consumer.unacked_messages, "blockedConsumerOnUnackedMsgs": consumer.blocked_on_unacked,
         "address": consumer.connection.remote,
-        "priorityLevel": consumer.priority_level, "metadata": {},
+        "priorityLevel": consumer.priority_level, "metadata": dict(consumer.metadata),
     }
 
 
