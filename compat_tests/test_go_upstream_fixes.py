@@ -7,7 +7,13 @@ import uuid
 
 import pytest
 
+from protocol import pulsar_api_pb2 as pb
+
 from compat_tests.admin_http import AdminHttp, reason
+from compat_tests.helpers import full_name, unique_topic
+from compat_tests.raw_consumer import RawConsumer
+
+Cmd = pb.BaseCommand
 
 PARTITIONED_METADATA_TYPE = "application/vnd.partitioned-topic-metadata+json"
 
@@ -54,3 +60,18 @@ def test_consumer_stats_show_subscribe_metadata(http, client):
     assert [c["metadata"] for c in subscriptions["plain"]["consumers"]] == [{}]
     consumer.close()
     plain.close()
+
+
+def test_active_consumer_change_follows_subscribe_success(broker):
+    """TestPartitionTopic_ActiveConsumerChanged: the Go client knows a consumer only once SUBSCRIBE
+    succeeded and drops an ACTIVE_CONSUMER_CHANGE that comes earlier."""
+    topic = full_name(unique_topic())
+    first = RawConsumer(broker, topic, "fo", pb.CommandSubscribe.Failover, "b")
+    assert first.pending == []                 # nothing arrived before SUCCESS
+    assert [c.active_consumer_change.is_active for c in first.collect(Cmd.ACTIVE_CONSUMER_CHANGE)] == [True]
+    second = RawConsumer(broker, topic, "fo", pb.CommandSubscribe.Failover, "a")   # sorts first: takes over
+    assert second.pending == []
+    assert [c.active_consumer_change.is_active for c in second.collect(Cmd.ACTIVE_CONSUMER_CHANGE)] == [True]
+    assert [c.active_consumer_change.is_active for c in first.collect(Cmd.ACTIVE_CONSUMER_CHANGE)] == [False]
+    first.close()
+    second.close()

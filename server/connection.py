@@ -296,18 +296,21 @@ class Connection(asyncio.Protocol):
     def _on_subscribe(self, command: Cmd, frame: Frame) -> None:
         self._respond(command.subscribe.request_id, self._subscribe(command.subscribe))
 
-    async def _subscribe(self, request: pb.CommandSubscribe) -> Cmd:
-        if request.consumer_id not in self._consumers:
-            name = TopicName.parse(request.topic)
-            topic = await self.broker.get_topic(name)
-            if request.HasField("schema"):
-                await self.broker.schemas.register(name, request.schema)
-            consumer = await topic.subscribe(self, request)
-            if self._transport is None:
-                consumer.subscription.remove_consumer(consumer)
-                raise ServiceNotReady("connection closed while subscribing")
-            self._consumers[request.consumer_id] = consumer
-        return commands.success(request.request_id)
+    async def _subscribe(self, request: pb.CommandSubscribe) -> Cmd | None:
+        if request.consumer_id in self._consumers:
+            return commands.success(request.request_id)
+        name = TopicName.parse(request.topic)
+        topic = await self.broker.get_topic(name)
+        if request.HasField("schema"):
+            await self.broker.schemas.register(name, request.schema)
+        consumer = await topic.subscribe(self, request)
+        if self._transport is None:
+            consumer.subscription.remove_consumer(consumer)
+            raise ServiceNotReady("connection closed while subscribing")
+        self._consumers[request.consumer_id] = consumer
+        self.write(commands.success(request.request_id))
+        consumer.confirm_subscribed()
+        return None
 
     def _consumer(self, consumer_id: int) -> "Consumer":
         consumer = self._consumers.get(consumer_id)

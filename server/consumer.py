@@ -46,6 +46,10 @@ class Consumer:
     #: maxUnackedMessagesPerConsumer where it applies (Shared, Key_Shared); 0 = unlimited.
     max_unacked: int = field(default=0, init=False)
     blocked_on_unacked: bool = field(default=False, init=False)
+    #: ACTIVE_CONSUMER_CHANGE waits for SUBSCRIBE's SUCCESS: the Go client drops it for a consumer
+    #: it does not know yet, and would never learn it is active.
+    subscribed: bool = field(default=False, init=False)
+    _held_active: bool | None = field(default=None, init=False)
 
     @property
     def can_take_messages(self) -> bool:
@@ -107,7 +111,17 @@ class Consumer:
         return messages
 
     def set_active(self, is_active: bool) -> None:
+        if not self.subscribed:
+            self._held_active = is_active
+            return
         self.connection.write(commands.active_consumer_change(self.consumer_id, is_active))
+
+    def confirm_subscribed(self) -> None:
+        """SUCCESS has been written: send the active state decided meanwhile, if any."""
+        self.subscribed = True
+        if self._held_active is not None:
+            self.set_active(self._held_active)
+            self._held_active = None
 
     def close_by_broker(self) -> None:
         """Tell the client to re-subscribe (after a seek, an unload or a shutdown)."""
