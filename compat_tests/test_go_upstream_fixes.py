@@ -75,3 +75,16 @@ def test_active_consumer_change_follows_subscribe_success(broker):
     assert [c.active_consumer_change.is_active for c in first.collect(Cmd.ACTIVE_CONSUMER_CHANGE)] == [False]
     first.close()
     second.close()
+
+
+def test_backlog_quota_limit_may_be_a_decimal_string(http):
+    """TestSendTimeout posts {"limit": "10240"}: Pulsar's JSON reader coerces the string."""
+    tenant = f"t-{uuid.uuid4().hex[:8]}"
+    assert http.put(f"/admin/v2/tenants/{tenant}", json={"allowedClusters": ["standalone"]}).status_code == 204
+    assert http.put(f"/admin/v2/namespaces/{tenant}/ns").status_code == 204
+    quota = f"/admin/v2/namespaces/{tenant}/ns/backlogQuota"
+    assert http.post(quota, json={"limit": "10240", "policy": "producer_request_hold"}).status_code == 204
+    assert http.get(f"{quota}Map").json() == {
+        "destination_storage": {"limitSize": 10240, "limitTime": -1, "policy": "producer_request_hold"}}
+    assert http.post(quota, json={"limit": "ten", "policy": "producer_request_hold"}).status_code == 400
+    assert http.post(quota, json={"limit": "--5", "policy": "producer_request_hold"}).status_code == 400

@@ -6,6 +6,7 @@ the rest of the broker through server/namespace_policies.py) and how a request b
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -37,7 +38,11 @@ def _boolean(value: Any) -> bool:
 
 
 def _int_field(body: dict, name: str, default: int) -> int:
+    """An integer field; a decimal string is taken too, as Pulsar's JSON reader coerces it
+    (the Go client's tests post {"limit": "10240"})."""
     value = body.get(name, default)
+    if isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value):
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise RestError(BAD_REQUEST, f"{name} must be an integer")
     return value
