@@ -88,3 +88,20 @@ def test_backlog_quota_limit_may_be_a_decimal_string(http):
         "destination_storage": {"limitSize": 10240, "limitTime": -1, "policy": "producer_request_hold"}}
     assert http.post(quota, json={"limit": "ten", "policy": "producer_request_hold"}).status_code == 400
     assert http.post(quota, json={"limit": "--5", "policy": "producer_request_hold"}).status_code == 400
+
+
+def test_stats_show_producer_metadata_and_client_versions(http, client):
+    """TestProducerMetadata and TestClientVersion: publisher metadata from PRODUCER, and the client
+    version from CONNECT on publishers and consumers."""
+    path = topic_path("producer-meta")
+    topic = "persistent://" + path.removeprefix("/admin/v2/persistent/")
+    producer = client.create_producer(topic, properties={"app": "billing"})
+    consumer = client.subscribe(topic, "sub")
+    stats = http.get(f"{path}/stats").json()
+    [publisher] = stats["publishers"]
+    [subscriber] = stats["subscriptions"]["sub"]["consumers"]
+    assert publisher["metadata"] == {"app": "billing"}
+    assert publisher["clientVersion"].startswith("Pulsar-") and " " not in publisher["clientVersion"]
+    assert subscriber["clientVersion"] == publisher["clientVersion"]
+    producer.close()
+    consumer.close()

@@ -62,6 +62,8 @@ class Connection(asyncio.Protocol):
         self._ping_outstanding = False
         self._keepalive: asyncio.TimerHandle | None = None
         self.remote = "?"
+        #: CONNECT's client_version, shown in publisher and consumer stats.
+        self.client_version = ""
 
     # -- transport --------------------------------------------------------------------------
 
@@ -186,6 +188,7 @@ class Connection(asyncio.Protocol):
         if self._handshake_done:
             raise ProtocolError("CONNECT received twice")
         self._handshake_done = True
+        self.client_version = command.connect.client_version
         version = negotiate_protocol_version(command.connect.protocol_version)
         self.write(commands.connected(SERVER_VERSION, version, self.config.max_message_size))
 

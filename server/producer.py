@@ -37,6 +37,8 @@ class Producer:
     schema_version: bytes | None = None
     #: The epoch an exclusive producer presents when it reconnects (None for a new one).
     requested_epoch: int | None = None
+    #: The key/values the client attached to PRODUCER (shown in the publisher's stats).
+    metadata: dict[str, str] = field(default_factory=dict)
     #: The topic epoch announced in PRODUCER_SUCCESS.
     topic_epoch: int | None = field(default=None, init=False)
     pending: int = field(default=0, init=False)

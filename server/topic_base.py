@@ -47,6 +47,7 @@ class TopicBase:
             access_mode=request.producer_access_mode,
             schema_version=schema_version,
             requested_epoch=request.topic_epoch if request.HasField("topic_epoch") else None,
+            metadata={kv.key: kv.value for kv in request.metadata},
         )
         producer.topic_epoch = await self.access.admit(producer, producer.requested_epoch, lambda: on_queued(producer))
         return producer

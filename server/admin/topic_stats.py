@@ -54,7 +54,7 @@ def _publisher(producer: Any) -> dict[str, Any]:
     return {
         "producerId": producer.producer_id, "producerName": producer.name,
         "accessMode": AccessMode.Name(producer.access_mode), "address": producer.connection.remote,
-        "metadata": {},
+        "clientVersion": producer.connection.client_version, "metadata": dict(producer.metadata),
     }
 
 
@@ -76,7 +76,7 @@ def _consumer(consumer: Any) -> dict[str, Any]:
     return {
         "consumerName": consumer.name, "availablePermits": consumer.permits,
         "unackedMessages": consumer.unacked_messages, "blockedConsumerOnUnackedMsgs": consumer.blocked_on_unacked,
-        "address": consumer.connection.remote,
+        "address": consumer.connection.remote, "clientVersion": consumer.connection.client_version,
         "priorityLevel": consumer.priority_level, "metadata": dict(consumer.metadata),
     }
 
