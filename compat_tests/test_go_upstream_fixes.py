@@ -105,3 +105,21 @@ def test_stats_show_producer_metadata_and_client_versions(http, client):
     assert subscriber["clientVersion"] == publisher["clientVersion"]
     producer.close()
     consumer.close()
+
+
+def test_get_message_by_id(http, client):
+    """TestConsumerGetLastMessageIDs: GET {topic}/ledger/{ledgerId}/entry/{entryId} answers that entry."""
+    path = topic_path("by-id")
+    topic = "persistent://" + path.removeprefix("/admin/v2/persistent/")
+    producer = client.create_producer(topic, batching_enabled=False)
+    ids = [producer.send(f"m-{i}".encode(), properties={"i": str(i)}) for i in range(3)]
+    producer.close()
+    for i, message_id in enumerate(ids):
+        response = http.get(f"{path}/ledger/{message_id.ledger_id()}/entry/{message_id.entry_id()}")
+        assert response.status_code == 200 and response.content == f"m-{i}".encode()
+        assert response.headers["X-Pulsar-Message-ID"] == f"{message_id.ledger_id()}:{message_id.entry_id()}"
+        assert response.headers["X-Pulsar-PROPERTY"] == f'{{"i": "{i}"}}'
+    last = ids[-1]
+    assert http.get(f"{path}/ledger/{last.ledger_id()}/entry/{last.entry_id() + 1}").status_code == 404
+    assert http.get(f"{path}/ledger/{last.ledger_id() + 1000}/entry/0").status_code == 404
+    assert http.get(f"{path}/ledger/x/entry/0").status_code == 400

@@ -191,9 +191,17 @@ def _peek_routes(access: TopicAccess) -> list[web.RouteDef]:
         require(entry is not None, NOT_FOUND, "Message not found")
         return entry_response(entry)
 
+    @rest_handler
+    async def get_by_id(request: web.Request) -> web.Response:
+        position = Position(_int_path(request, "ledgerId", 0), _int_path(request, "entryId", 0))
+        entry = await (await single_topic(request)).ledger.read_entry(position)
+        require(entry is not None, NOT_FOUND, f"Message ID {position} not found")
+        return entry_response(entry)
+
     return [
         web.get(SUB + "/position/{position}", peek),
         web.get(TOPIC_PATH + "/examinemessage", examine),
+        web.get(TOPIC_PATH + "/ledger/{ledgerId}/entry/{entryId}", get_by_id),
     ]
 
 
