@@ -34,7 +34,8 @@ def test_shared_serves_the_best_priority_level_while_it_has_permits(broker, clie
 
 
 def active_flags(consumer: RawConsumer) -> list[bool]:
-    return [c.active_consumer_change.is_active for c in consumer.collect(Cmd.ACTIVE_CONSUMER_CHANGE)]
+    """Waits out activeConsumerFailoverDelayTimeMillis (1 s by default), which delays announcements."""
+    return [c.active_consumer_change.is_active for c in consumer.collect(Cmd.ACTIVE_CONSUMER_CHANGE, quiet_s=1.5)]
 
 
 def test_failover_tells_every_consumer_of_each_change_of_active_consumer(broker):

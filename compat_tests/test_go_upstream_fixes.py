@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -62,17 +63,20 @@ def test_consumer_stats_show_subscribe_metadata(http, client):
     plain.close()
 
 
-def test_active_consumer_change_follows_subscribe_success(broker):
-    """TestPartitionTopic_ActiveConsumerChanged: the Go client knows a consumer only once SUBSCRIBE
-    succeeded and drops an ACTIVE_CONSUMER_CHANGE that comes earlier."""
+def test_active_consumer_change_waits_for_the_failover_delay(broker):
+    """TestPartitionTopic_ActiveConsumerChanged: the Go client registers a consumer only after its
+    SUBSCRIBE succeeded, so, as in Pulsar, a change of active consumer is announced
+    activeConsumerFailoverDelayTimeMillis (1 s) later, never before SUCCESS."""
     topic = full_name(unique_topic())
     first = RawConsumer(broker, topic, "fo", pb.CommandSubscribe.Failover, "b")
+    subscribed = time.monotonic()
     assert first.pending == []                 # nothing arrived before SUCCESS
-    assert [c.active_consumer_change.is_active for c in first.collect(Cmd.ACTIVE_CONSUMER_CHANGE)] == [True]
+    announced = first.expect(Cmd.ACTIVE_CONSUMER_CHANGE, timeout_s=3.0)
+    assert announced.active_consumer_change.is_active and time.monotonic() - subscribed >= 0.9
     second = RawConsumer(broker, topic, "fo", pb.CommandSubscribe.Failover, "a")   # sorts first: takes over
     assert second.pending == []
-    assert [c.active_consumer_change.is_active for c in second.collect(Cmd.ACTIVE_CONSUMER_CHANGE)] == [True]
-    assert [c.active_consumer_change.is_active for c in first.collect(Cmd.ACTIVE_CONSUMER_CHANGE)] == [False]
+    assert [c.active_consumer_change.is_active for c in second.collect(Cmd.ACTIVE_CONSUMER_CHANGE, 1.5)] == [True]
+    assert [c.active_consumer_change.is_active for c in first.collect(Cmd.ACTIVE_CONSUMER_CHANGE, 0.2)] == [False]
     first.close()
     second.close()
 

@@ -48,6 +48,9 @@ class BrokerConfig:
     delayed_delivery_tick_time_millis: int = field(
         default=1000, metadata={"key": "delayedDeliveryTickTimeMillis"}
     )
+    active_consumer_failover_delay_time_millis: int = field(
+        default=1000, metadata={"key": "activeConsumerFailoverDelayTimeMillis"}
+    )
     dispatcher_max_read_batch_size: int = field(default=100, metadata={"key": "dispatcherMaxReadBatchSize"})
     stats_update_frequency_in_secs: int = field(default=60, metadata={"key": "statsUpdateFrequencyInSecs"})
     subscription_key_shared_use_consistent_hashing: bool = field(

@@ -104,7 +104,8 @@ class Subscription:
             return KeySharedDispatcher(self, max_read, meta, selector, look_ahead)
         if consumer.sub_type == pb.CommandSubscribe.Shared:
             return SharedDispatcher(self, max_read)
-        return SingleActiveConsumerDispatcher(self, max_read, consumer.sub_type, self.topic.name.partition_index)
+        return SingleActiveConsumerDispatcher(self, max_read, consumer.sub_type, self.topic.name.partition_index,
+                                              config.active_consumer_failover_delay_time_millis / 1000)
 
     def read_compacted(self, ledger: ManagedLedger, sub_type: int) -> None:
         """A consumer asked for the compacted view: read it while within its horizon.
