@@ -25,10 +25,16 @@ class RawConsumer:
         self._send(Cmd(type=Cmd.CONNECT, connect=pb.CommandConnect(
             client_version="pulsard-compat-raw", protocol_version=PROTOCOL_VERSION)))
         self.expect(Cmd.CONNECTED)
-        self._send(Cmd(type=Cmd.SUBSCRIBE, subscribe=pb.CommandSubscribe(
+        self._subscribe = pb.CommandSubscribe(
             topic=topic, subscription=subscription, subType=sub_type, consumer_id=1, request_id=1,
-            consumer_name=name, priority_level=priority_level,
-            initialPosition=pb.CommandSubscribe.Earliest)))
+            consumer_name=name, priority_level=priority_level, initialPosition=pb.CommandSubscribe.Earliest)
+        self._send(Cmd(type=Cmd.SUBSCRIBE, subscribe=self._subscribe))
+        self._await_success()
+
+    def resubscribe(self) -> None:
+        """SUBSCRIBE again with the same consumer id, as a client does after CLOSE_CONSUMER."""
+        self._subscribe.request_id += 1
+        self._send(Cmd(type=Cmd.SUBSCRIBE, subscribe=self._subscribe))
         self._await_success()
 
     def _await_success(self) -> None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 
@@ -127,3 +128,26 @@ def test_get_message_by_id(http, client):
     assert http.get(f"{path}/ledger/{last.ledger_id()}/entry/{last.entry_id() + 1}").status_code == 404
     assert http.get(f"{path}/ledger/{last.ledger_id() + 1000}/entry/0").status_code == 404
     assert http.get(f"{path}/ledger/x/entry/0").status_code == 400
+
+
+def test_subscribe_during_unload_gets_the_reloaded_topic(http, broker, client):
+    """TestUnloadTopicBeforeConsume: a consumer that re-subscribes the moment CLOSE_CONSUMER arrives
+    must not land on the topic being unloaded (whose ledger is then closed under it)."""
+    local = f"unload-race-{uuid.uuid4().hex[:8]}"
+    topic = f"persistent://public/default/{local}"
+    consumer = RawConsumer(broker, topic, "sub", pb.CommandSubscribe.Exclusive, "raw")
+    producer = client.create_producer(topic, batching_enabled=False)
+    for i in range(5):
+        producer.send(f"m-{i}".encode())
+    unload = threading.Thread(target=http.put, args=(f"/admin/v2/persistent/public/default/{local}/unload",))
+    unload.start()
+    try:
+        assert consumer.expect(Cmd.CLOSE_CONSUMER).close_consumer.consumer_id == 1
+        consumer.resubscribe()
+        consumer.flow(100)
+        messages = [consumer.expect(Cmd.MESSAGE).message.message_id.entryId for _ in range(5)]
+        assert messages == [0, 1, 2, 3, 4]
+    finally:
+        unload.join(timeout=10)
+        producer.close()
+        consumer.close()

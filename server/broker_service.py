@@ -43,6 +43,8 @@ class BrokerService:
         self.policies = NamespacePolicies(self.metadata)
         self.connections: set = set()
         self._topics: dict[str, asyncio.Task[Topic]] = {}
+        #: Topics being unloaded: a new load of one waits until its ledger is closed.
+        self._unloading: dict[str, asyncio.Task[None]] = {}
         self._producer_names = itertools.count()
         self._generation = 0
         self.backlog_quotas = BacklogQuotas(self)
@@ -98,6 +100,9 @@ class BrokerService:
             raise
 
     async def _load(self, name: TopicName, may_create: bool) -> "Topic | NonPersistentTopic":
+        unloading = self._unloading.get(str(name))
+        if unloading is not None:      # its ledger must be closed before it is opened again
+            await asyncio.shield(unloading)
         if not may_create and not await self._exists(name):
             raise TopicNotFound(f"Topic {name} does not exist")
         if not name.persistent:
@@ -133,15 +138,25 @@ class BrokerService:
         loading = self._topics.pop(str(name), None)
         if loading is None or not loading.done() or loading.exception():
             return False
-        topic = loading.result()
+        closing = asyncio.get_running_loop().create_task(self._close_unloaded(loading.result()))
+        self._unloading[str(name)] = closing
+        try:
+            await asyncio.shield(closing)
+        finally:
+            if self._unloading.get(str(name)) is closing:
+                del self._unloading[str(name)]
+        log.info("unloaded topic %s", name)
+        return True
+
+    @staticmethod
+    async def _close_unloaded(topic: "Topic | NonPersistentTopic") -> None:
+        """Its clients are told to reconnect at once; a load they cause waits for this close."""
         for producer in list(topic.producers):
             producer.close_by_broker()
         for subscription in list(topic.subscriptions.values()):
             for consumer in subscription.consumers:
                 consumer.close_by_broker()
         await topic.close()
-        log.info("unloaded topic %s", name)
-        return True
 
     async def delete_topic(self, name: TopicName, force: bool) -> None:
         """Delete a topic and its data; without force only while no client is connected."""
