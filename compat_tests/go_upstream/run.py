@@ -60,7 +60,8 @@ EXCLUDED: dict[str, str] = {
     "TestTxn_NoTransactionCoordinator": "connects over https:// with TLS client auth",
     **{name: _DOCKER for name in (
         "TestConsumerKeepReconnectingAndThenCallClose", "TestReconnectConsumer",
-        "TestReconnectedBrokerSendPermits", "TestProducerKeepReconnectingAndThenCallClose")},
+        "TestReconnectedBrokerSendPermits", "TestProducerKeepReconnectingAndThenCallClose",
+        "TestSendAsyncCouldTimeoutWhileReconnecting")},
 }
 
 # First match wins: a failing test's output -> a one-line cause.
