@@ -16,6 +16,7 @@ where its test binary is built and run (the encryption tests read keys relative 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import re
 import shutil
@@ -110,9 +111,21 @@ def list_tests(binary: Path, package_dir: Path, pattern: str) -> list[str]:
     return [line for line in out.split() if line.startswith("Test")]
 
 
+def config_keys(config: object) -> set[str]:
+    """The configuration-file keys a config dataclass reads, its embedded configurations' included."""
+    keys: set[str] = set()
+    for spec in dataclasses.fields(config):
+        value = getattr(config, spec.name)
+        if "key" in spec.metadata:
+            keys.add(spec.metadata["key"])
+        elif dataclasses.is_dataclass(value):
+            keys |= config_keys(value)
+    return keys
+
+
 def broker_config(upstream_conf: Path) -> dict[str, object]:
     """The upstream CI broker settings that pulsard understands, with the loopback overrides."""
-    known = {f.metadata["key"] for f in BrokerConfig.__dataclass_fields__.values()}
+    known = config_keys(BrokerConfig())
     settings: dict[str, object] = {k: v for k, v in read_conf_file(upstream_conf).items() if k in known and v != ""}
     settings.update(CONF_OVERRIDES)
     return settings
