@@ -69,7 +69,7 @@ async def namespace_policies_command(config: BrokerConfig, action: str, namespac
     updates = dict(_parse_field(f) for f in fields)
     if action == "get" and updates:
         raise ValueError("get takes no FIELD=JSON arguments")
-    store = await open_metadata_store(config.storage())
+    store = await open_metadata_store(config.storage)
     try:
         policies = NamespacePolicies(store)
         result = await (policies.update(namespace, **updates) if action == "set" else policies.get(namespace))
