@@ -72,6 +72,8 @@ class BrokerConfig:
         default=0, metadata=conf_key("brokerServiceCompactionThresholdInBytes"))
     broker_service_compaction_monitor_interval_in_seconds: float = field(
         default=60.0, metadata=conf_key("brokerServiceCompactionMonitorIntervalInSeconds"))
+    topic_compaction_retain_null_key: bool = field(
+        default=False, metadata=conf_key("topicCompactionRetainNullKey"))
     ttl_duration_default_in_seconds: int = field(default=0, metadata=conf_key("ttlDurationDefaultInSeconds"))
     message_expiry_check_interval_in_minutes: float = field(
         default=5.0, metadata=conf_key("messageExpiryCheckIntervalInMinutes"))

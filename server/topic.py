@@ -53,7 +53,7 @@ class Topic(TopicBase):
             sub_name: Subscription(self, sub_name, cursor)
             for sub_name, cursor in ledger.cursors.items() if sub_name not in INTERNAL_CURSORS
         }
-        self.compaction = TopicCompaction(ledger)
+        self.compaction = TopicCompaction(ledger, broker.config.topic_compaction_retain_null_key)
         self.stats = TopicStats()
         self._subscribing = asyncio.Lock()
 
