@@ -29,6 +29,8 @@ class BrokerConfig:
     allow_auto_topic_creation: bool = field(default=True, metadata=conf_key("allowAutoTopicCreation"))
     allow_auto_topic_creation_type: str = field(
         default="non-partitioned", metadata=conf_key("allowAutoTopicCreationType"))
+    allow_auto_subscription_creation: bool = field(
+        default=True, metadata=conf_key("allowAutoSubscriptionCreation"))
     default_num_partitions: int = field(default=1, metadata=conf_key("defaultNumPartitions"))
     batch_index_ack_enabled: bool = field(
         default=False, metadata=conf_key("acknowledgmentAtBatchIndexLevelEnabled"))

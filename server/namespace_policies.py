@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 
 POLICIES_ROOT = "/admin/policies"
 DEDUPLICATION_ENABLED = "deduplicationEnabled"
+AUTO_SUBSCRIPTION_CREATION = "autoSubscriptionCreationOverride"
 
 
 def policies_path(namespace: str) -> str:
@@ -56,6 +57,13 @@ class NamespacePolicies:
         await self._store.put(path, json.dumps(policies, sort_keys=True).encode(),
                               -1 if stored is None else stored[1])
         return policies
+
+    async def auto_subscription_creation_allowed(self, namespace: str, broker_default: bool) -> bool:
+        """The namespace's autoSubscriptionCreationOverride when it has one, else the broker's."""
+        override = (await self.get(namespace)).get(AUTO_SUBSCRIPTION_CREATION)
+        if isinstance(override, dict) and isinstance(override.get("allowAutoSubscriptionCreation"), bool):
+            return override["allowAutoSubscriptionCreation"]
+        return broker_default
 
     async def deduplication_enabled(self, namespace: str, broker_default: bool) -> bool:
         """The namespace's setting when it has one, else the broker's (as Pulsar decides)."""
