@@ -17,9 +17,10 @@ from managed_ledger.position import Position
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
 from protocol.codec import Frame, FrameDecoder, ProtocolError, encode_command
-from protocol.commands import negotiate_protocol_version, to_signed
+from protocol.commands import negotiate_protocol_version
 
 from .errors import BrokerError, NotAllowed, ServiceNotReady, server_error_of
+from .message_id import position_of
 from .schema_registry import BYTES_SCHEMA, BYTES_VERSION
 from .topic_name import TopicName
 
@@ -34,6 +35,8 @@ Cmd = pb.BaseCommand
 SERVER_VERSION = "pulsard-0.1.0"
 #: Appends in flight on one connection before it stops reading (Pulsar's maxPendingPublishRequestsPerConnection).
 MAX_PENDING_PUBLISHES = 1000
+#: How many closed producer ids a connection remembers (for sends that were in flight).
+RECENTLY_CLOSED_PRODUCERS = 1000
 #: Broker-initiated CLOSE_* carry no client request; -1 is what Pulsar sends.
 NO_REQUEST = -1
 #: Length of the fixed header before the metadata in a stored entry: magic, crc32c, metadata size.
@@ -54,6 +57,9 @@ class Connection(asyncio.Protocol):
         self._producers: dict[int, "Producer"] = {}
         #: WaitForExclusive producers still queued, so CLOSE_PRODUCER can withdraw them.
         self._queued_producers: dict[int, "Producer"] = {}
+        #: Producers closed lately (insertion-ordered, bounded): sends still arriving for them
+        #: are dropped rather than taken for a confused client.
+        self._closed_producer_ids: dict[int, None] = {}
         self._consumers: dict[int, "Consumer"] = {}
         self._tasks: set[asyncio.Task] = set()
         self._pending_publishes = 0
@@ -260,8 +266,7 @@ class Connection(asyncio.Protocol):
         entry = frame.entry
         assert entry is not None
         if producer is None:
-            self.write(commands.send_error(send.producer_id, send.sequence_id, pb.NotAllowedError,
-                                           f"Producer {send.producer_id} is not connected"))
+            self._on_send_without_producer(send.producer_id)
             return
         if not frame.checksum_ok:
             self.write(commands.send_error(send.producer_id, send.sequence_id, pb.ChecksumError,
@@ -281,17 +286,35 @@ class Connection(asyncio.Protocol):
             self._transport.pause_reading()
         producer.publish(send.sequence_id, highest, entry, send.num_messages, send.is_chunk)
 
+    def _on_send_without_producer(self, producer_id: int) -> None:
+        """As Pulsar: sends in flight when their producer was closed are dropped (the client
+        resends them, or fails them, once it learns of the close); a send for a producer this
+        connection never had means the client is confused, and the connection is closed."""
+        if producer_id in self._closed_producer_ids:
+            log.debug("%s: dropping a send for closed producer %d", self.remote, producer_id)
+            return
+        log.warning("closing connection from %s: send for producer %d, which is not ready",
+                    self.remote, producer_id)
+        self.close()
+
+    def _forget_producer(self, producer_id: int) -> None:
+        self._closed_producer_ids[producer_id] = None
+        if len(self._closed_producer_ids) > RECENTLY_CLOSED_PRODUCERS:
+            del self._closed_producer_ids[next(iter(self._closed_producer_ids))]
+
     def _on_close_producer(self, command: Cmd, frame: Frame) -> None:
         request = command.close_producer
         producer = self._producers.pop(request.producer_id, None)
         producer = producer or self._queued_producers.pop(request.producer_id, None)
         if producer is not None:
             producer.topic.remove_producer(producer)
+            self._forget_producer(request.producer_id)
         self.write(commands.success(request.request_id))
 
     def close_producer_by_broker(self, producer: "Producer") -> None:
         if self._producers.get(producer.producer_id) is producer:
             del self._producers[producer.producer_id]
+            self._forget_producer(producer.producer_id)
         self.write(commands.close_producer(producer.producer_id, NO_REQUEST))
 
     # -- consuming --------------------------------------------------------------------------
@@ -344,7 +367,7 @@ class Connection(asyncio.Protocol):
         consumer = self._consumers.get(request.consumer_id)
         if consumer is None:
             return
-        positions = [Position(m.ledgerId, m.entryId) for m in request.message_ids] or None
+        positions = [position_of(m) for m in request.message_ids] or None
         consumer.subscription.redeliver(consumer, positions)
 
     def _on_close_consumer(self, command: Cmd, frame: Frame) -> None:
@@ -438,12 +461,12 @@ class Connection(asyncio.Protocol):
 
 def _seek_position(ledger, message_id: pb.MessageIdData) -> Position:
     """A seek target: earliest and latest sentinels, or the entry itself (redelivered)."""
-    ledger_id, entry_id = to_signed(message_id.ledgerId), to_signed(message_id.entryId)
-    if ledger_id < 0 or entry_id < 0:
+    position = position_of(message_id)
+    if position.ledger_id < 0 or position.entry_id < 0:
         return ledger.first_position()
-    if ledger_id == (1 << 63) - 1:
+    if position.ledger_id == (1 << 63) - 1:
         return ledger.next_position(ledger.last_confirmed_entry)
-    return Position(ledger_id, entry_id)
+    return position
 
 
 _HANDLERS: dict[int, Callable[[Connection, Cmd, Frame], None]] = {
