@@ -84,29 +84,46 @@ class SchemaRegistry:
         return len(versions) - 1
 
     async def register(self, topic: TopicName, schema: pb.Schema) -> bytes | None:
-        """Version of this schema on the topic, adding it as a new version when compatible.
-        Consumers register too: a topic without a schema adopts the first one it sees."""
+        """Version of this (producer's) schema on the topic, adding it as a new version when
+        compatible."""
         if schema.type in _UNCHECKED:
             return None
         async with self._writing:
             return await self._register(topic, schema)
+
+    async def check_for_consumer(self, topic: TopicName, schema: pb.Schema, topic_idle: bool) -> None:
+        """A consumer's schema is checked against the topic's and never adds a version; a topic
+        without a schema adopts it only while idle (no producers, consumers or data), as Pulsar
+        does: readers of a topic (Spark's, say) must not turn its schema into theirs."""
+        if schema.type in _UNCHECKED:
+            return
+        async with self._writing:
+            versions, _ = await self._versions(topic)
+            if versions:
+                _check_compatible(versions, schema)
+            elif topic_idle:
+                await self._register(topic, schema)
 
     async def _register(self, topic: TopicName, schema: pb.Schema) -> bytes:
         versions, meta_version = await self._versions(topic)
         for index, known in enumerate(versions):
             if _same(known, schema):
                 return schema_version_bytes(index)
-        if versions and versions[-1].type != schema.type:
-            raise IncompatibleSchema(
-                f"Schema of type {pb.Schema.Type.Name(schema.type)} is incompatible with the topic's "
-                f"{pb.Schema.Type.Name(versions[-1].type)} schema"
-            )
+        _check_compatible(versions, schema)
         versions.append(schema)
         encoded = [b64encode(v.SerializeToString()).decode() for v in versions]
         await self._metadata.put(self._path(topic), json.dumps(encoded).encode(),
                                  -1 if meta_version is None else meta_version)
         log.info("schema version %d registered for %s", len(versions) - 1, topic.partitioned_parent)
         return schema_version_bytes(len(versions) - 1)
+
+
+def _check_compatible(versions: list[pb.Schema], schema: pb.Schema) -> None:
+    if versions and versions[-1].type != schema.type:
+        raise IncompatibleSchema(
+            f"Schema of type {pb.Schema.Type.Name(schema.type)} is incompatible with the topic's "
+            f"{pb.Schema.Type.Name(versions[-1].type)} schema"
+        )
 
 
 def _same(a: pb.Schema, b: pb.Schema) -> bool:

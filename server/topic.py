@@ -92,6 +92,9 @@ class Topic(TopicBase):
         self.stats.published(num_messages, len(entry))
         return self.ledger.append(entry)
 
+    def holds_data(self) -> bool:
+        return self.ledger.total_size > 0
+
     # -- consuming --------------------------------------------------------------------------
 
     async def subscribe(self, connection: "Connection", command: pb.CommandSubscribe) -> Consumer:
