@@ -169,13 +169,16 @@ class Connection(asyncio.Protocol):
             return
         handler(self, command, frame)
 
-    def _respond(self, request_id: int, work: Awaitable[Cmd | None], on_error: ErrorBuilder = commands.error) -> None:
-        """Run a request in the background; write its answer, or the error it raised."""
+    def _respond(self, request_id: int, work: Awaitable[Cmd | None], on_error: ErrorBuilder = commands.error,
+                 answered: Callable[[], None] | None = None) -> None:
+        """Run a request in the background; write its answer (then call `answered`), or the
+        error it raised."""
         task = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)
-        task.add_done_callback(partial(self._answer, request_id, on_error))
+        task.add_done_callback(partial(self._answer, request_id, on_error, answered))
 
-    def _answer(self, request_id: int, on_error: ErrorBuilder, task: asyncio.Task) -> None:
+    def _answer(self, request_id: int, on_error: ErrorBuilder, answered: Callable[[], None] | None,
+                task: asyncio.Task) -> None:
         self._tasks.discard(task)
         if task.cancelled():
             return
@@ -184,6 +187,8 @@ class Connection(asyncio.Protocol):
             reply = task.result()
             if reply is not None:
                 self.write(reply)
+            if answered is not None:
+                answered()
             return
         if not isinstance(exc, BrokerError):
             log.error("request %d from %s failed", request_id, self.remote, exc_info=exc)
@@ -320,9 +325,16 @@ class Connection(asyncio.Protocol):
     # -- consuming --------------------------------------------------------------------------
 
     def _on_subscribe(self, command: Cmd, frame: Frame) -> None:
-        self._respond(command.subscribe.request_id, self._subscribe(command.subscribe))
+        request = command.subscribe
+        self._respond(request.request_id, self._subscribe(request),
+                      answered=partial(self._confirm_subscribed, request.consumer_id))
 
-    async def _subscribe(self, request: pb.CommandSubscribe) -> Cmd | None:
+    def _confirm_subscribed(self, consumer_id: int) -> None:
+        consumer = self._consumers.get(consumer_id)
+        if consumer is not None:
+            consumer.confirm_subscribed()
+
+    async def _subscribe(self, request: pb.CommandSubscribe) -> Cmd:
         if request.consumer_id in self._consumers:
             return commands.success(request.request_id)
         name = TopicName.parse(request.topic)
@@ -334,9 +346,7 @@ class Connection(asyncio.Protocol):
             consumer.subscription.remove_consumer(consumer)
             raise ServiceNotReady("connection closed while subscribing")
         self._consumers[request.consumer_id] = consumer
-        self.write(commands.success(request.request_id))
-        consumer.confirm_subscribed()
-        return None
+        return commands.success(request.request_id)
 
     def _consumer(self, consumer_id: int) -> "Consumer":
         consumer = self._consumers.get(consumer_id)
