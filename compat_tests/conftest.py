@@ -26,7 +26,7 @@ from compat_tests.toolchains import build_admin_java, build_go, build_java
 CLIENT_OPERATION_TIMEOUT_S = 10
 PARTITIONED_CONFIG = {"allowAutoTopicCreationType": "partitioned", "defaultNumPartitions": 3}
 SMALL_MESSAGE_CONFIG = {"maxMessageSize": 102400}
-SMALL_LEDGER_CONFIG = {"managedLedgerMaxEntriesPerLedger": 4}
+SMALL_LEDGER_CONFIG = {"managedLedgerMaxEntriesPerLedger": 4, "managedLedgerMinLedgerRolloverTimeMinutes": 0}
 
 
 def _start(work_dir: Path, config: dict | None = None) -> Broker:
