@@ -28,6 +28,7 @@ import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.Reader;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.schema.GenericRecord;
@@ -101,6 +102,28 @@ public final class ConnectorTopicSchemaScenarios {
                 multi.addAll(partitions(client, topic));
             }
             expectEqual("topic partitions of the query", partitioned ? 9 : 3, multi.size());
+        }
+    }
+
+    /** waitForNonExistedTopic: the metadata lookup fails (so the query waits) until the topic is made,
+     *  and never creates it; on both brokers (plain and partitioned auto-creation). */
+    @ConnectorScenario
+    public static void connectorWaitForNonExistedTopic(Ctx ctx) throws Exception {
+        for (PulsarClient client : List.of(ctx.client, ctx.partitionedClient)) {
+            String topic = Ctx.topic("conn-wait");
+            for (int attempt = 0; attempt < 2; attempt++) {
+                try {
+                    partitionedMetadata(client, topic);
+                    throw new AssertionError("metadata of a topic that does not exist: " + topic);
+                } catch (java.util.concurrent.ExecutionException e) {
+                    check(e.getCause() instanceof PulsarClientException.TopicDoesNotExistException
+                            || e.getCause() instanceof PulsarClientException.NotFoundException,
+                            "expected topic not found, got " + e.getCause());
+                }
+            }
+            produce(client, topic, List.of("now"), 0);
+            expectEqual("metadata once the topic exists", client == ctx.client ? 0 : 3, partitionedMetadata(client, topic));
+            expectEqual("a partition of it exists", 0, partitionedMetadata(client, partitions(client, topic).get(0)));
         }
     }
 
