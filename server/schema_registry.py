@@ -8,6 +8,7 @@ default (schemaValidationEnforced=false).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from base64 import b64decode, b64encode
@@ -39,6 +40,9 @@ def schema_version_bytes(version: int) -> bytes:
 class SchemaRegistry:
     def __init__(self, metadata: MetadataStore) -> None:
         self._metadata = metadata
+        #: Registrations and deletions one at a time: two producers of a new topic racing to
+        #: register the same schema must both get its version, not a metadata conflict.
+        self._writing = asyncio.Lock()
 
     @staticmethod
     def _path(topic: TopicName) -> str:
@@ -71,10 +75,11 @@ class SchemaRegistry:
 
     async def delete(self, topic: TopicName) -> int | None:
         """Forget every version of the topic's schema; the last version number, or None."""
-        versions, meta_version = await self._versions(topic)
-        if not versions:
-            return None
-        await self._metadata.delete(self._path(topic), meta_version)
+        async with self._writing:
+            versions, meta_version = await self._versions(topic)
+            if not versions:
+                return None
+            await self._metadata.delete(self._path(topic), meta_version)
         log.info("schema of %s deleted", topic.partitioned_parent)
         return len(versions) - 1
 
@@ -83,6 +88,10 @@ class SchemaRegistry:
         Consumers register too: a topic without a schema adopts the first one it sees."""
         if schema.type in _UNCHECKED:
             return None
+        async with self._writing:
+            return await self._register(topic, schema)
+
+    async def _register(self, topic: TopicName, schema: pb.Schema) -> bytes:
         versions, meta_version = await self._versions(topic)
         for index, known in enumerate(versions):
             if _same(known, schema):
@@ -101,8 +110,7 @@ class SchemaRegistry:
 
 
 def _same(a: pb.Schema, b: pb.Schema) -> bool:
-    return (
-        a.type == b.type
-        and a.schema_data == b.schema_data
-        and sorted((p.key, p.value) for p in a.properties) == sorted((p.key, p.value) for p in b.properties)
-    )
+    """Pulsar identifies a schema by its type and definition; names and properties differ
+    between clients (Java's STRING carries properties Python's lacks) without making a new
+    version."""
+    return a.type == b.type and a.schema_data == b.schema_data
