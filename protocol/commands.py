@@ -223,14 +223,15 @@ def producer_success(
     topic_epoch: int | None = None,
     producer_ready: bool = True,
 ) -> BaseCommand:
-    """PRODUCER_SUCCESS; ``producer_ready=False`` parks a WaitForExclusive producer."""
+    """PRODUCER_SUCCESS; ``producer_ready=False`` parks a WaitForExclusive producer.
+    schema_version is always set, empty without a schema (Pulsar's SchemaVersion.Empty): the Java
+    client 3.0.x reads it unconditionally and drops the connection when it is absent."""
     cmd = BaseCommand(type=BaseCommand.PRODUCER_SUCCESS)
     body = cmd.producer_success
     body.request_id = _u64(request_id)
     body.producer_name = producer_name
     body.last_sequence_id = last_sequence_id
-    if schema_version is not None:
-        body.schema_version = schema_version
+    body.schema_version = b"" if schema_version is None else schema_version
     if topic_epoch is not None:
         body.topic_epoch = _u64(topic_epoch)
     body.producer_ready = producer_ready

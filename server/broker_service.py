@@ -177,14 +177,19 @@ class BrokerService:
     async def topic_exists(self, name: TopicName) -> bool:
         return await self._exists(name) or await self.partitioned_count(name) > 0
 
-    async def partitions_of(self, name: TopicName) -> int:
+    async def partitions_of(self, name: TopicName, auto_create: bool = True) -> int:
         """PARTITIONED_METADATA: the stored count, or a new partitioned topic when the broker
-        auto-creates topics as partitioned and no plain topic of that name exists."""
-        if name.partition_index >= 0:
-            return 0
-        partitions = await self._stored_partitions(name)
-        if partitions or not self._auto_creates_partitioned(name) or await self._exists(name):
+        auto-creates topics as partitioned and no plain topic of that name exists. Asked not to
+        auto-create (PIP-344), a topic that does not exist is TopicNotFound, as in Pulsar."""
+        partitions = await self.partitioned_count(name)
+        if partitions:
             return partitions
+        if not auto_create:
+            if not await self._exists(name):
+                raise TopicNotFound(f"Topic {name} does not exist")
+            return 0
+        if name.partition_index >= 0 or not self._auto_creates_partitioned(name) or await self._exists(name):
+            return 0
         return await self.create_partitioned(name, self.config.default_num_partitions, exist_ok=True)
 
     def _auto_creates_partitioned(self, name: TopicName) -> bool:

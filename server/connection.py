@@ -33,6 +33,8 @@ log = logging.getLogger(__name__)
 
 Cmd = pb.BaseCommand
 SERVER_VERSION = "pulsard-0.1.0"
+#: Announced in CONNECTED: PARTITIONED_METADATA honours metadata_auto_creation_enabled (PIP-344).
+FEATURES = pb.FeatureFlags(supports_get_partitioned_metadata_without_auto_creation=True)
 #: Appends in flight on one connection before it stops reading (Pulsar's maxPendingPublishRequestsPerConnection).
 MAX_PENDING_PUBLISHES = 1000
 #: How many closed producer ids a connection remembers (for sends that were in flight).
@@ -193,7 +195,7 @@ class Connection(asyncio.Protocol):
             raise ProtocolError("CONNECT received twice")
         self._handshake_done = True
         version = negotiate_protocol_version(command.connect.protocol_version)
-        self.write(commands.connected(SERVER_VERSION, version, self.config.max_message_size))
+        self.write(commands.connected(SERVER_VERSION, version, self.config.max_message_size, FEATURES))
 
     def _on_ping(self, command: Cmd, frame: Frame) -> None:
         self.write(commands.pong())
@@ -214,7 +216,9 @@ class Connection(asyncio.Protocol):
         self._respond(request.request_id, self._partitions(request), commands.partitioned_metadata_failed)
 
     async def _partitions(self, request: pb.CommandPartitionedTopicMetadata) -> Cmd:
-        partitions = await self.broker.partitions_of(TopicName.parse(request.topic))
+        """Pulsar auto-creates metadata only if both the client (PIP-344) and the broker allow it."""
+        auto_create = request.metadata_auto_creation_enabled and self.config.allow_auto_topic_creation
+        partitions = await self.broker.partitions_of(TopicName.parse(request.topic), auto_create=auto_create)
         return commands.partitioned_metadata(request.request_id, partitions)
 
     # -- producing --------------------------------------------------------------------------

@@ -129,7 +129,8 @@ def test_ack_response_reports_errors_only_on_failure() -> None:
 def test_producer_success_defaults() -> None:
     body = commands.producer_success(1, "p").producer_success
     assert body.last_sequence_id == -1 and body.producer_ready
-    assert not body.HasField("schema_version") and not body.HasField("topic_epoch")
+    assert body.HasField("schema_version") and body.schema_version == b""   # Java 3.0.x reads it always
+    assert not body.HasField("topic_epoch")
 
 
 def test_connected_feature_flags_only_when_given() -> None:
