@@ -1,8 +1,14 @@
-"""A tiny HTTP client for the admin tests: requests on a broker's web port, never via a proxy."""
+"""A tiny HTTP client for the admin tests: requests on a broker's web port, never via a proxy;
+and the `pulsard admin` command line run against it."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import requests
+
+from compat_tests.broker import REPO_ROOT
 
 TIMEOUT_S = 10
 
@@ -32,3 +38,9 @@ class AdminHttp:
 
 def reason(response: requests.Response) -> str:
     return response.json()["reason"]
+
+
+def admin(broker, *args: str) -> subprocess.CompletedProcess:
+    """Run `pulsard admin ARGS` against the broker's web port."""
+    return subprocess.run([sys.executable, "-m", "server", "admin", "--admin-url", broker.web_url, *args],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=30)

@@ -10,7 +10,7 @@ import uuid
 
 import pulsar
 
-from compat_tests.admin_http import AdminHttp
+from compat_tests.admin_http import AdminHttp, admin
 from compat_tests.broker import REPO_ROOT
 from compat_tests.helpers import payloads, receive_n, unique_topic
 
@@ -93,11 +93,6 @@ def test_python_client_over_http_finds_a_partitioned_topic(broker):
         assert sorted(m.data() for m in receive_n(consumer, 9)) == sorted(payloads(9))
     finally:
         client.close()
-
-
-def admin(broker, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "server", "admin", "--admin-url", broker.web_url, *args],
-                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=30)
 
 
 def test_cli_drives_tenants_namespaces_topics_and_subscriptions(broker, client):

@@ -265,13 +265,6 @@ def test_delete_topic_with_clients_needs_force(http, namespace, broker, connect)
     assert http.get(f"/admin/v2/persistent/{namespace}").json() == []
 
 
-def test_terminate_is_refused_clearly(http, namespace):
-    path = f"/admin/v2/persistent/{namespace}/c"
-    assert http.put(path).status_code == 204
-    response = http.post(f"{path}/terminate")
-    assert response.status_code == 405 and reason(response)
-
-
 def test_compaction_of_a_missing_topic_is_404(http, namespace):
     assert http.put(f"/admin/v2/persistent/{namespace}/absent/compaction").status_code == 404
 

@@ -165,6 +165,10 @@ COMMANDS: dict[str, dict[str, tuple[str, list[tuple[tuple[str, ...], dict]], Bui
         "last-message-id": ("show the last message id", [(("topic",), {})],
                             lambda a: Request("GET", topic_path(a.topic) + "/lastMessageId")),
         "unload": ("unload a topic", [(("topic",), {})], lambda a: Request("PUT", topic_path(a.topic) + "/unload")),
+        "terminate": ("end a topic for good: no more messages, consumers reach its end", [(("topic",), {})],
+                      lambda a: Request("POST", topic_path(a.topic) + "/terminate")),
+        "partitioned-terminate": ("terminate every partition of a partitioned topic", [(("topic",), {})],
+                                  lambda a: Request("POST", topic_path(a.topic) + "/terminate/partitions")),
         "subscriptions": ("list subscriptions", [(("topic",), {})],
                           lambda a: Request("GET", topic_path(a.topic) + "/subscriptions")),
         "create-subscription": (

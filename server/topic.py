@@ -16,7 +16,7 @@ from protocol.entry import read_metadata
 from .compaction import COMPACTION_CURSOR, TopicCompaction
 from .consumer import Consumer
 from .deduplication import DEDUPLICATION_CURSOR, MessageDeduplication
-from .errors import ConsumerBusy, SubscriptionNotFound
+from .errors import ConsumerBusy, SubscriptionNotFound, TopicTerminated
 from .producer import Producer
 from .producer_access import ProducerAccess
 from .retention import apply_retention
@@ -80,7 +80,9 @@ class Topic(TopicBase):
 
     async def add_producer(self, connection: "Connection", request: pb.CommandProducer,
                            schema_version: bytes | None, on_queued: Callable[[Producer], None]) -> Producer:
-        """A topic over a hold or exception backlog quota takes no new producers."""
+        """A terminated topic, or one over a hold or exception backlog quota, takes no new producers."""
+        if self.terminated:
+            raise TopicTerminated("Topic was already terminated")
         await self.broker.backlog_quotas.check_producer_allowed(self)
         return await super().add_producer(connection, request, schema_version, on_queued)
 
@@ -88,9 +90,29 @@ class Topic(TopicBase):
         await self.broker.metadata.put(_state_path(self.name, "epoch"), str(epoch).encode())
 
     def publish(self, entry: bytes, num_messages: int) -> "asyncio.Future[Position]":
-        """Append one entry; the future resolves once it is durable. Arrival order is kept."""
-        self.stats.published(num_messages, len(entry))
+        """Append one entry; the future resolves once it is durable. Arrival order is kept.
+        On a terminated topic the future fails with ManagedLedgerTerminatedError."""
+        if not self.ledger.terminated:
+            self.stats.published(num_messages, len(entry))
         return self.ledger.append(entry)
+
+    # -- termination ------------------------------------------------------------------------
+
+    @property
+    def terminated(self) -> bool:
+        return self.ledger.terminated
+
+    async def terminate(self) -> Position:
+        """End the topic for good at its last message (as Pulsar's terminate): its producers
+        are closed (they fail when they come back), and subscriptions that have consumed
+        everything are told so. Idempotent."""
+        end = await self.ledger.terminate()
+        for producer in list(self.producers):
+            producer.close_by_broker()
+            self.remove_producer(producer)
+        for subscription in self.subscriptions.values():
+            subscription.notify_if_end_reached()
+        return end
 
     # -- consuming --------------------------------------------------------------------------
 

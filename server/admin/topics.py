@@ -1,6 +1,6 @@
 """/admin/v2/{persistent|non-persistent}/{tenant}/{namespace}[/{topic}...]: topic lifecycle,
-partitions, stats and internal stats, last message id, unload and compaction (PUT starts one,
-GET reports it). Termination answers 405: this broker does not implement it yet."""
+partitions, stats and internal stats, last message id, unload, compaction (PUT starts one,
+GET reports it) and termination."""
 
 from __future__ import annotations
 
@@ -8,8 +8,11 @@ from typing import Any
 
 from aiohttp import web
 
+from managed_ledger.position import Position
+
 from ..broker_service import MODE_NON_PERSISTENT, MODE_PERSISTENT
 from ..compaction import CompactionInProgress
+from ..topic_name import TopicName
 from .errors import (BAD_REQUEST, CONFLICT, METHOD_NOT_ALLOWED, NOT_ACCEPTABLE, NOT_FOUND, RestError,
                      no_content, query_flag, read_json, require, rest_handler)
 from .topic_access import NAMESPACE_TOPICS_PATH, TOPIC_PATH, TopicAccess
@@ -25,8 +28,14 @@ def _partition_count(body: Any) -> int:
     return body
 
 
+def _message_id(position: Position) -> dict[str, int]:
+    """Pulsar answers a termination with MessageIdImpl(ledger, entry, -1), partition or not."""
+    return {"ledgerId": position.ledger_id, "entryId": position.entry_id, "partitionIndex": -1}
+
+
 def routes(access: TopicAccess) -> list[web.RouteDef]:
-    return _lifecycle_routes(access) + _partition_routes(access) + _stats_routes(access)
+    return (_lifecycle_routes(access) + _partition_routes(access) + _stats_routes(access)
+            + _termination_routes(access))
 
 
 def _lifecycle_routes(access: TopicAccess) -> list[web.RouteDef]:
@@ -161,13 +170,6 @@ def _stats_routes(access: TopicAccess) -> list[web.RouteDef]:
     async def compaction_status(request: web.Request) -> web.Response:
         return web.json_response((await access.topic(access.name(request))).compaction_status())
 
-    def not_supported(what: str):
-        @rest_handler
-        async def refuse(request: web.Request) -> web.Response:
-            await access.topic(access.name(request))   # 404 / 405 for what does not exist first
-            raise RestError(METHOD_NOT_ALLOWED, f"{what} is not supported by this broker")
-        return refuse
-
     return [
         web.get(T + "/stats", stats),
         web.get(T + "/partitioned-stats", stats_of_partitions),
@@ -175,5 +177,34 @@ def _stats_routes(access: TopicAccess) -> list[web.RouteDef]:
         web.get(T + "/lastMessageId", last_message_id),
         web.get(T + "/compaction", compaction_status),
         web.put(T + "/compaction", compact),
-        web.post(T + "/terminate", not_supported("Topic termination")),
+    ]
+
+
+def _termination_routes(access: TopicAccess) -> list[web.RouteDef]:
+    def persistent_name(request: web.Request) -> TopicName:
+        name = access.name(request)
+        require(name.persistent, METHOD_NOT_ALLOWED, "Termination of a non-persistent topic is not allowed")
+        return name
+
+    @rest_handler
+    async def terminate(request: web.Request) -> web.Response:
+        name = persistent_name(request)
+        require(not await access.partitions(name), METHOD_NOT_ALLOWED,
+                "Termination of a partitioned topic is not allowed")
+        return web.json_response(_message_id(await (await access.topic(name)).terminate()))
+
+    @rest_handler
+    async def terminate_partitions(request: web.Request) -> web.Response:
+        """Every partition; Pulsar answers {partition index: message id}."""
+        name = persistent_name(request)
+        count = await access.partitions(name)
+        require(count > 0, NOT_FOUND, "Partitioned Topic not found")
+        ends = {}
+        for index in range(count):
+            ends[str(index)] = _message_id(await (await access.topic(name.partition(index))).terminate())
+        return web.json_response(ends)
+
+    return [
+        web.post(T + "/terminate", terminate),
+        web.post(T + "/terminate/partitions", terminate_partitions),
     ]
