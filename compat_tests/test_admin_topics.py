@@ -10,6 +10,7 @@ import pulsar
 import pytest
 
 from compat_tests.admin_http import AdminHttp, reason
+from protocol import pulsar_api_pb2 as pb
 from compat_tests.helpers import entry_of, payloads, receive_n
 
 LATEST_ID = {"ledgerId": 2**63 - 1, "entryId": 2**63 - 1}
@@ -238,6 +239,40 @@ def test_peek_of_compressed_and_batched_entries(http, namespace, broker, connect
     assert batch.headers["X-Pulsar-num-batch-message"] == "3"
     for body in payloads(3):
         assert body in batch.content
+
+
+def split_batch(payload: bytes) -> list[bytes]:
+    """The payloads of an uncompressed batch: n x [u32 size][SingleMessageMetadata][payload]."""
+    bodies, offset = [], 0
+    while offset < len(payload):
+        size = int.from_bytes(payload[offset:offset + 4], "big")
+        single = pb.SingleMessageMetadata.FromString(payload[offset + 4:offset + 4 + size])
+        start = offset + 4 + size
+        bodies.append(payload[start:start + single.payload_size])
+        offset = start + single.payload_size
+    return bodies
+
+
+@pytest.mark.parametrize("codec", ["LZ4", "ZLib", "ZSTD", "SNAPPY"])
+def test_peek_decodes_every_codec(http, namespace, broker, connect, codec):
+    client = connect(broker)
+    topic, path = topic_with_subscription(http, namespace, f"codec-{codec.lower()}", "s")
+    compression = getattr(pulsar.CompressionType, codec)
+    single = b"".join(b"%s line %04d; " % (codec.encode(), i) for i in range(300))
+    client.create_producer(topic, batching_enabled=False, compression_type=compression).send(single)
+    batcher = client.create_producer(topic, batching_enabled=True, batching_max_messages=4,
+                                     batching_max_publish_delay_ms=5000, compression_type=compression)
+    bodies = [b"%s-batched-%d-" % (codec.encode(), i) * 20 for i in range(4)]
+    for body in bodies:
+        batcher.send_async(body, None)
+    batcher.flush()
+    peeked = http.get(f"{path}/subscription/s/position/1")
+    assert peeked.status_code == 200 and peeked.content == single
+    batch = http.get(f"{path}/subscription/s/position/2")
+    assert batch.headers["X-Pulsar-num-batch-message"] == "4"
+    assert split_batch(batch.content) == bodies
+    examined = http.get(f"{path}/examinemessage", initialPosition="earliest", messagePosition="1")
+    assert examined.content == single
 
 
 def test_unload_reconnects_clients(http, namespace, broker, connect):
