@@ -21,6 +21,20 @@ from .topic_stats import internal_stats, partitioned_stats, topic_stats
 T = TOPIC_PATH
 
 
+#: The body type the Go admin client sends on create: {"partitions": N, "properties": {...}}.
+PARTITIONED_METADATA_MEDIA_TYPE = "application/vnd.partitioned-topic-metadata+json"
+
+
+async def _partitions_in(request: web.Request) -> int:
+    """The partition count of a request body: a JSON integer, or Pulsar's PartitionedTopicMetadata
+    object under its own media type (its properties are not kept by this broker)."""
+    body = await read_json(request)
+    if request.content_type == PARTITIONED_METADATA_MEDIA_TYPE:
+        require(isinstance(body, dict), BAD_REQUEST, "Expected a PartitionedTopicMetadata object")
+        body = body.get("partitions")
+    return _partition_count(body)
+
+
 def _partition_count(body: Any) -> int:
     require(isinstance(body, int) and not isinstance(body, bool), BAD_REQUEST,
             "The number of partitions must be an integer")
@@ -100,7 +114,7 @@ def _partition_routes(access: TopicAccess) -> list[web.RouteDef]:
     @rest_handler
     async def create_partitioned(request: web.Request) -> web.Response:
         name = await access.existing_namespace(request)
-        count = _partition_count(await read_json(request))
+        count = await _partitions_in(request)
         require(not await access.partitions(name), CONFLICT, "Partitioned topic already exists")
         require(not await broker.topic_exists(name), CONFLICT, "This topic already exists")
         require(name.partition_index < 0, BAD_REQUEST, "A partition cannot be a partitioned topic")
@@ -109,7 +123,7 @@ def _partition_routes(access: TopicAccess) -> list[web.RouteDef]:
 
     @rest_handler
     async def update_partitioned(request: web.Request) -> web.Response:
-        await broker.update_partitions(access.name(request), _partition_count(await read_json(request)))
+        await broker.update_partitions(access.name(request), await _partitions_in(request))
         return no_content()
 
     @rest_handler
