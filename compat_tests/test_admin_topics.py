@@ -223,6 +223,11 @@ def test_peek_and_examine(http, namespace, broker, connect):
     assert http.get(f"{path}/examinemessage", initialPosition="latest", messagePosition="9").status_code == 404
     assert http.get(f"{path}/examinemessage", initialPosition="middle").status_code == 400
 
+    ledger_id, entry_id = entry_of(ids[2])
+    assert http.get(f"{path}/ledger/{ledger_id}/entry/{entry_id}").content == b"m-2"
+    assert http.get(f"{path}/ledger/{ledger_id}/entry/{entry_id + 10}").status_code == 404
+    assert http.get(f"{path}/ledger/{ledger_id}/entry/x").status_code == 400
+
 
 def test_peek_of_compressed_and_batched_entries(http, namespace, broker, connect):
     client = connect(broker)

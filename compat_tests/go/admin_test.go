@@ -198,6 +198,18 @@ func TestAdminSubscriptions(t *testing.T) {
 	peeked = result(subs.PeekMessages(topic, "audit", 1)).must(t)
 	expectEqual(t, "first after skip", sent[2], string(peeked[0].Payload))
 
+	byID := result(subs.GetMessageByID(topic, ids[4].LedgerID(), ids[4].EntryID())).must(t)
+	expectEqual(t, "message by id", sent[4], string(byID.Payload))
+	_, err := subs.GetMessageByID(topic, ids[4].LedgerID(), 99)
+	expectStatus(t, "message by an unknown id", http.StatusNotFound, err)
+
+	noErr(t, subs.ExpireMessages(topic, "late", 3600))
+	expectEqual(t, "nothing is an hour old", int64(6), backlog("late"))
+	noErr(t, subs.ExpireAllMessages(topic, 0))
+	expectEqual(t, "expired everything", []int64{0, 0}, []int64{backlog("audit"), backlog("late")})
+	noErr(t, subs.ResetCursorToTimestamp(topic, "late", 0))
+	expectEqual(t, "reset to the beginning of time", int64(6), backlog("late"))
+
 	noErr(t, subs.ClearBacklog(topic, "audit"))
 	expectEqual(t, "backlog after clear", int64(0), backlog("audit"))
 	reset := utils.MessageID{LedgerID: ids[3].LedgerID(), EntryID: ids[3].EntryID(), PartitionIndex: -1}
@@ -212,6 +224,29 @@ func TestAdminSubscriptions(t *testing.T) {
 	noErr(t, subs.Delete(topic, "late"))
 	expectEqual(t, "none left", 0, len(result(subs.List(topic)).must(t)))
 	expectStatus(t, "delete unknown", http.StatusNotFound, subs.Delete(topic, "late"))
+}
+
+func TestAdminPartitionedStats(t *testing.T) {
+	admin, c := adminClient(t), client(t)
+	_, namespace := newTenant(t, admin)
+	topic := topicOf(t, "persistent://"+namespace+"/pstats")
+	noErr(t, admin.Topics().Create(topic, 2))
+	noErr(t, admin.Subscriptions().Create(topic, "s", utils.Earliest))
+	p := producer(t, c, pulsar.ProducerOptions{Topic: topic.String(), DisableBatching: true})
+	for _, s := range payloads(4, "ps") {
+		result(p.Send(context.Background(), &pulsar.ProducerMessage{Payload: []byte(s)})).must(t)
+	}
+	stats := result(admin.Topics().GetPartitionedStats(topic, true)).must(t)
+	expectEqual(t, "partitions", 2, stats.Metadata.Partitions)
+	expectEqual(t, "backlog of s", int64(4), stats.Subscriptions["s"].MsgBacklog)
+	expectEqual(t, "per partition", 2, len(stats.Partitions))
+	var perPartition int64
+	for _, each := range stats.Partitions {
+		perPartition += each.MsgCounterIn
+	}
+	expectEqual(t, "sum of the partitions", int64(4), perPartition)
+	ends := result(admin.Topics().GetLastMessageID(topicOf(t, topic.String()+"-partition-0"))).must(t)
+	expectEqual(t, "partition index of a partition's last message id", 0, ends.PartitionIndex)
 }
 
 func TestAdminSchemas(t *testing.T) {
