@@ -217,7 +217,9 @@ COMMANDS: dict[str, dict[str, tuple[str, list[tuple[tuple[str, ...], dict]], Bui
         "upload": ("upload a schema (a JSON file {type, schema, properties})",
                    [(("topic",), {}), (("-f", "--filename"), {"required": True})],
                    lambda a: Request("POST", schema_path(a.topic), _read_json_file(a.filename))),
-        "delete": ("delete a topic's schema", [(("topic",), {})], lambda a: Request("DELETE", schema_path(a.topic))),
+        "delete": ("delete a topic's schema (-f: every version)",
+                   [(("topic",), {}), (("-f", "--force"), {"action": "store_true"})],
+                   lambda a: Request("DELETE", schema_path(a.topic), query={"force": str(a.force).lower()})),
     },
 }
 

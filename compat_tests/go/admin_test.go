@@ -277,6 +277,14 @@ func TestAdminSchemas(t *testing.T) {
 	noErr(t, schemas.DeleteSchema(topic))
 	_, err := schemas.GetSchemaInfo(topic)
 	expectStatus(t, "latest after delete", http.StatusNotFound, err)
+	expectEqual(t, "version 1 is kept", v1, string(result(schemas.GetSchemaInfoByVersion(topic, 1)).must(t).Schema))
+	// the delete was version 2 (a tombstone); the next schema is version 3
+	noErr(t, schemas.CreateSchemaByPayload(topic, utils.PostSchemaPayload{SchemaType: "AVRO", Schema: v0}))
+	expectEqual(t, "after a delete", int64(3), result(schemas.GetSchemaInfoWithVersion(topic)).must(t).Version)
+	expectEqual(t, "versions since the delete", 1, len(result(schemas.GetAllSchemas(topic)).must(t)))
+	noErr(t, schemas.ForceDeleteSchema(topic))
+	_, err = schemas.GetSchemaInfoByVersion(topic, 0)
+	expectStatus(t, "every version after a forced delete", http.StatusNotFound, err)
 }
 
 func TestAdminTerminate(t *testing.T) {
