@@ -63,6 +63,29 @@ def test_topic_metrics_have_pulsar_names_labels_and_values(broker, client):
     assert samples[f"pulsar_storage_write_latency_sum{{{labels}}}"] > 0
 
 
+def test_non_persistent_topic_metrics(broker, client):
+    http = AdminHttp(broker.web_url)
+    name = f"non-persistent://public/default/{unique_topic('np-metrics')}"
+    consumer = client.subscribe(name, "live")
+    producer = client.create_producer(name, batching_enabled=False)
+    for body in payloads(5):
+        producer.send(body)
+    assert [m.data() for m in receive_n(consumer, 5, ack=True)] == payloads(5)
+    labels = f'cluster="standalone",namespace="public/default",topic="{name}"'
+
+    samples = scrape(http)
+    assert samples[f"pulsar_in_messages_total{{{labels}}}"] == 5
+    assert samples[f"pulsar_out_messages_total{{{labels}}}"] == 5
+    assert samples[f"pulsar_in_bytes_total{{{labels}}}"] > 0
+    assert samples[f"pulsar_producers_count{{{labels}}}"] == 1
+    assert samples[f"pulsar_subscriptions_count{{{labels}}}"] == 1
+    assert samples[f"pulsar_consumers_count{{{labels}}}"] == 1
+    assert samples[f"pulsar_msg_backlog{{{labels}}}"] == 0
+    assert samples[f'pulsar_subscription_back_log{{{labels},subscription="live"}}'] == 0
+    assert samples[f"pulsar_storage_size{{{labels}}}"] == 0
+    assert samples[f"pulsar_storage_write_latency_count{{{labels}}}"] == 0
+
+
 def test_python_client_with_an_http_service_url(broker):
     client = pulsar.Client(broker.web_url, operation_timeout_seconds=10,
                            logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn))
