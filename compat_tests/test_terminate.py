@@ -5,6 +5,7 @@ end still delivered, readers at the end, and the state kept over unload and kill
 from __future__ import annotations
 
 import json
+import threading
 import uuid
 
 import pulsar
@@ -170,3 +171,25 @@ def test_cli_terminate_and_partitioned_terminate(broker, client):
     client.create_producer(partitioned).send(b"x")
     ends = admin(broker, "topics", "partitioned-terminate", partitioned)
     assert ends.returncode == 0 and sorted(json.loads(ends.stdout)) == ["0", "1"]
+
+
+def test_a_producer_waiting_for_exclusive_access_fails_at_termination(http, client):
+    topic = new_topic("waiting")
+    owner = client.create_producer(topic, access_mode=pulsar.ProducerAccessMode.Exclusive)
+    outcome: list = []
+
+    def wait_for_exclusive() -> None:
+        try:
+            outcome.append(client.create_producer(topic, access_mode=pulsar.ProducerAccessMode.WaitForExclusive))
+        except pulsar.PulsarException as exc:
+            outcome.append(exc)
+
+    waiter = threading.Thread(target=wait_for_exclusive)
+    waiter.start()
+    waiter.join(1.5)
+    assert waiter.is_alive(), "WaitForExclusive waits while the topic has a producer"
+    terminate(http, topic)
+    waiter.join(10)
+    assert not waiter.is_alive() and len(outcome) == 1 and isinstance(outcome[0], pulsar.TopicTerminated)
+    with pytest.raises(pulsar.TopicTerminated):
+        owner.send(b"after the end")

@@ -104,12 +104,10 @@ class Topic(TopicBase):
 
     async def terminate(self) -> Position:
         """End the topic for good at its last message (as Pulsar's terminate): its producers
-        are closed (they fail when they come back), and subscriptions that have consumed
-        everything are told so. Idempotent."""
+        are closed (they fail when they come back), those waiting for exclusive access fail,
+        and subscriptions that have consumed everything are told so. Idempotent."""
         end = await self.ledger.terminate()
-        for producer in list(self.producers):
-            producer.close_by_broker()
-            self.remove_producer(producer)
+        self.access.evict_all(TopicTerminated("Topic was already terminated"))
         for subscription in self.subscriptions.values():
             subscription.notify_if_end_reached()
         return end
