@@ -36,7 +36,7 @@ MB = 1024 * 1024
 
 async def open_bookkeeper(root: Path, **settings) -> BookKeeper:
     store = await SqliteMetadataStore.open(root / "metadata.db")
-    return await BookKeeper.open(BookieConfig(root / "journal", **settings), store)
+    return await BookKeeper.open(root, BookieConfig(**settings), store)
 
 
 async def close_bookkeeper(bk: BookKeeper, checkpoint: bool = True) -> None:
@@ -125,7 +125,7 @@ async def space_phase(bk: BookKeeper, ledger_ids: list[int], ledger_dir: Path) -
     at_once = log_bytes(ledger_dir)
     loop = asyncio.get_running_loop()
     await loop.run_in_executor(None, bk.bookie.collector.compact,
-                               BookieConfig(ledger_dir).major_compaction_threshold)
+                               BookieConfig().major_compaction_threshold)
     return [before, at_once, log_bytes(ledger_dir)]
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+from pathlib import Path
 from typing import Iterable
 
 from .checkpoint import Checkpointer
@@ -31,7 +32,7 @@ logger = logging.getLogger(__name__)
 class Bookie:
     """Durable, fenceable storage of ledger entries on one machine."""
 
-    def __init__(self, config: BookieConfig, loop: asyncio.AbstractEventLoop,
+    def __init__(self, journal_dir: Path, config: BookieConfig, loop: asyncio.AbstractEventLoop,
                  storage: EntryLogStorage, collector: GarbageCollector,
                  start_mark: LastLogMark) -> None:
         self._config = config
@@ -39,29 +40,32 @@ class Bookie:
         self._storage = storage
         self._reads = concurrent.futures.ThreadPoolExecutor(
             max_workers=config.read_threads, thread_name_prefix="bookie-read")
-        self._journal = JournalWriter(config, start_mark.file_id, loop, self._on_group_committed)
+        self._journal = JournalWriter(journal_dir, config, start_mark.file_id, loop,
+                                      self._on_group_committed)
         #: Where the last completed add ends in the journal: what a checkpoint's mark covers.
         self._journal_end = start_mark
         self.collector = collector
-        self.checkpointer = Checkpointer(config, loop, storage, collector,
+        self.checkpointer = Checkpointer(journal_dir, config, loop, storage, collector,
                                          lambda: self._journal_end, start_mark)
         self._fenced: set[int] = set()
         self._deleted: set[int] = set()
         self._closed = False
 
     @classmethod
-    async def start(cls, config: BookieConfig, live_ledgers: Iterable[int]) -> Bookie:
-        """Load the index, replay the journal from the mark, checkpoint, start writing."""
+    async def start(cls, directory: Path, config: BookieConfig, live_ledgers: Iterable[int]) -> Bookie:
+        """Load the index, replay the journal from the mark, checkpoint, start writing.
+        The journal lives in directory/journal, entry logs and the index in directory/ledgers."""
         loop = asyncio.get_running_loop()
-        config.journal_dir.mkdir(parents=True, exist_ok=True)
-        storage = EntryLogStorage(config.ledger_directory, config.entry_log_size_limit)
+        journal_dir = directory / "journal"
+        journal_dir.mkdir(parents=True, exist_ok=True)
+        storage = EntryLogStorage(directory / "ledgers", config.entry_log_size_limit)
         collector = GarbageCollector(storage, config)
         live = set(live_ledgers)
-        start_mark = await loop.run_in_executor(None, recover, config, storage, live)
-        bookie = cls(config, loop, storage, collector, start_mark)
+        start_mark = await loop.run_in_executor(None, recover, journal_dir, config, storage, live)
+        bookie = cls(journal_dir, config, loop, storage, collector, start_mark)
         await loop.run_in_executor(None, bookie._journal.start)
         bookie.checkpointer.start()
-        logger.info("bookie started in %s and %s", config.journal_dir, config.ledger_directory)
+        logger.info("bookie started in %s", directory)
         return bookie
 
     @property
@@ -152,13 +156,14 @@ class Bookie:
             self.checkpointer.request_early_checkpoint()
 
 
-def recover(config: BookieConfig, storage: EntryLogStorage, live: set[int]) -> LastLogMark:
+def recover(journal_dir: Path, config: BookieConfig, storage: EntryLogStorage,
+            live: set[int]) -> LastLogMark:
     """Start-up (blocking): load the index, replay the journal from the mark into the entry
     logs, checkpoint at the start of the next journal file. (Logs nothing points at go with
     the first garbage collection, which the checkpointer runs at once.)"""
     storage.load(live)
     mark = read_mark(storage.directory)
-    trim_journal(config.journal_dir, mark.file_id)
+    trim_journal(journal_dir, mark.file_id)
 
     def replay(ledger_id: int, entry_id: int, data: memoryview) -> None:
         if ledger_id in live:
@@ -166,11 +171,11 @@ def recover(config: BookieConfig, storage: EntryLogStorage, live: set[int]) -> L
             if storage.cache_size >= config.write_cache_max_size:
                 storage.flush_all()
 
-    file_ids = recover_journal(config.journal_dir, replay, mark.file_id, mark.offset)
+    file_ids = recover_journal(journal_dir, replay, mark.file_id, mark.offset)
     storage.flush_all()
     start_mark = LastLogMark(max(file_ids[-1] + 1 if file_ids else 0, mark.file_id + 1), 0)
     write_mark(storage.directory, start_mark)
-    trim_journal(config.journal_dir, start_mark.file_id)
+    trim_journal(journal_dir, start_mark.file_id)
     return start_mark
 
 

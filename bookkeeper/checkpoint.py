@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+from pathlib import Path
 from typing import Awaitable, Callable
 
 from .config import BookieConfig
@@ -26,9 +27,10 @@ logger = logging.getLogger(__name__)
 
 
 class Checkpointer:
-    def __init__(self, config: BookieConfig, loop: asyncio.AbstractEventLoop,
+    def __init__(self, journal_dir: Path, config: BookieConfig, loop: asyncio.AbstractEventLoop,
                  storage: EntryLogStorage, collector: GarbageCollector,
                  journal_position: Callable[[], LastLogMark], last_mark: LastLogMark) -> None:
+        self._journal_dir = journal_dir
         self._config = config
         self._loop = loop
         self._storage = storage
@@ -109,7 +111,7 @@ class Checkpointer:
         if mark != self._last_mark:
             write_mark(self._storage.directory, mark)
             self._last_mark = mark
-            trim_journal(self._config.journal_dir, mark.file_id)
+            trim_journal(self._journal_dir, mark.file_id)
 
     def _forget_ledger(self, ledger_id: int) -> None:
         self._storage.forget_deleted([ledger_id])

@@ -188,8 +188,9 @@ def _only_zeros(path: Path, start: int) -> bool:
 class JournalWriter:
     """The single writer thread: group commit into rotating journal files."""
 
-    def __init__(self, config: BookieConfig, first_file_id: int,
+    def __init__(self, directory: Path, config: BookieConfig, first_file_id: int,
                  loop: asyncio.AbstractEventLoop, on_group_committed: GroupCallback) -> None:
+        self._directory = directory
         self._config = config
         self._loop = loop
         self._on_group_committed = on_group_committed
@@ -335,11 +336,11 @@ class JournalWriter:
     def _open_next_file(self) -> None:
         self._close_file()
         self.current_file_id += 1
-        path = self._config.journal_dir / journal_file_name(self.current_file_id)
+        path = self._directory / journal_file_name(self.current_file_id)
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         self._file_size = 0
         self._allocated = 0
-        fsync_directory(self._config.journal_dir)
+        fsync_directory(self._directory)
         logger.debug("journal now writing %s", path)
 
     def _close_file(self) -> None:

@@ -14,6 +14,7 @@ import json
 import logging
 import time
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 
 from .bookie import Bookie, future_callback
 from .config import BookieConfig
@@ -139,9 +140,9 @@ class BookKeeper:
         self.bookie = bookie
 
     @classmethod
-    async def open(cls, config: BookieConfig, store: SqliteMetadataStore) -> BookKeeper:
+    async def open(cls, directory: Path, config: BookieConfig, store: SqliteMetadataStore) -> BookKeeper:
         live = [int(name) for name in await store.children(LEDGERS_PATH)]
-        bookie = await Bookie.start(config, live)
+        bookie = await Bookie.start(directory, config, live)
         return cls(store, bookie)
 
     async def create_ledger(self) -> LedgerWriter:

@@ -18,11 +18,15 @@ import pytest
 from compat_tests.helpers import (
     data_of, receive_exactly, receive_n, subscribe_earliest, unique_topic,
 )
+from protocol import pulsar_api_pb2 as pb
+from protocol.codec import encode_payload_frame
+from protocol.entry import make_entry
 
 CLOSE_WITHIN_S = 5.0
 PROTOCOL_VERSION = 21
 # BaseCommand.Type values (and the BaseCommand field numbers of their bodies).
-CONNECT, CONNECTED, PING, PONG = 2, 3, 18, 19
+CONNECT, CONNECTED, PRODUCER, SUCCESS, CLOSE_PRODUCER, PRODUCER_SUCCESS, PING, PONG = \
+    2, 3, 5, 13, 15, 17, 18, 19
 
 
 # -- a minimal hand-made encoder for the few commands these tests send -------------------------
@@ -191,6 +195,36 @@ def test_many_bad_connections_at_once_leave_the_broker_serving(broker, live):
         send_quietly(sock, list(GARBAGE.values())[i % len(GARBAGE)])
     for sock in socks:
         assert_closed_by_broker(sock)
+    live.assert_serving()
+
+
+def send_frame(producer_id: int) -> bytes:
+    send = pb.BaseCommand(type=pb.BaseCommand.SEND, send=pb.CommandSend(producer_id=producer_id,
+                                                                          sequence_id=0))
+    entry = make_entry(pb.MessageMetadata(producer_name="p", sequence_id=0, publish_time=1), b"x")
+    return b"".join(encode_payload_frame(send, entry))
+
+
+def test_send_for_a_producer_never_created_closes_that_connection(broker, live):
+    sock = raw_connection(broker, handshake=True)
+    send_quietly(sock, send_frame(producer_id=7))
+    assert_closed_by_broker(sock)
+    live.assert_serving()
+
+
+def test_send_for_a_just_closed_producer_is_dropped(broker, live):
+    """A send in flight when its producer closed is no error: Pulsar drops it quietly."""
+    topic = f"persistent://public/default/{unique_topic('closed-producer')}"
+    sock = raw_connection(broker, handshake=True)
+    try:
+        sock.sendall(command(PRODUCER, field(1, topic.encode()) + field(2, 1) + field(3, 1)))
+        assert command_type(read_frame(sock)) == PRODUCER_SUCCESS
+        sock.sendall(command(CLOSE_PRODUCER, field(1, 1) + field(2, 2)))
+        assert command_type(read_frame(sock)) == SUCCESS
+        sock.sendall(send_frame(producer_id=1) + PING_FRAME)
+        assert command_type(read_frame(sock)) == PONG          # no SEND_ERROR, still connected
+    finally:
+        sock.close()
     live.assert_serving()
 
 

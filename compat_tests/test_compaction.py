@@ -86,6 +86,17 @@ def test_compaction_looks_inside_compressed_batches(compacting_broker, connect, 
     wait_for_compacted(client, topic, [b"v8", b"v9", b"v17", b"v18", b"v19"])
 
 
+def test_keyless_messages_stay_with_retain_null_key(make_broker, connect):
+    broker = make_broker({**COMPACT_ALWAYS, "topicCompactionRetainNullKey": "true"})
+    client = connect(broker)
+    topic = unique_topic("nullkey")
+    send_keyed(client.create_producer(topic, batching_enabled=False), KEYED)
+    batched = client.create_producer(topic, **BATCHES_OF_10)
+    send_all_async(batched, [b"k1-v3", b"in-batch", b"k3-v2"],
+                   fields_for=lambda i: [{"partition_key": "k1"}, {}, {"partition_key": "k3"}][i])
+    wait_for_compacted(client, topic, [b"no-key", b"k1-v3", b"in-batch", b"k3-v2"])
+
+
 def test_compacted_view_survives_a_restart(compacting_broker, connect):
     client = connect(compacting_broker)
     topic = unique_topic("durable")

@@ -1,52 +1,34 @@
-"""Storage settings, named after Pulsar's standalone.conf keys they come from."""
+"""Storage settings, each under the standalone.conf key it is read from (field metadata "key");
+the bookie's own settings are embedded as they are."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from bookkeeper.config import BookieConfig, conf_key
 
 
 @dataclass(frozen=True)
 class StorageConfig:
-    data_dir: Path
-    #: journalSyncData: fsync before acknowledging an add (turning it off trades durability for speed).
-    journal_sync_data: bool = True
-    #: journalMaxGroupWaitMSec: longest an add waits for others to share its fsync.
-    journal_max_group_wait_ms: float = 1.0
-    #: journalBufferedWritesThreshold (bytes): a group is committed at once past this size.
-    journal_buffered_writes_threshold: int = 512 * 1024
-    #: managedLedgerMaxEntriesPerLedger: roll over to a new ledger after this many entries.
-    max_entries_per_ledger: int = 50000
-    #: managedLedgerMaxSizePerLedgerMbytes
-    max_size_per_ledger_mb: int = 2048
-    #: managedLedgerMinLedgerRolloverTimeMinutes: a ledger is not rolled over (full or not)
-    #: before it is this old (fractions allowed).
-    min_ledger_rollover_minutes: float = 0.0
-    #: managedLedgerMaxLedgerRolloverTimeMinutes: a ledger holding entries is rolled over once
-    #: this old, so retention can act on a topic that stopped receiving.
-    max_ledger_rollover_minutes: float = 240.0
-    #: defaultRetentionTimeInMinutes / defaultRetentionSizeInMB: retention of consumed data
-    #: until the broker applies the namespace's policy (see retention.py for the -1/0/>0 table).
-    retention_time_minutes: int = 0
-    retention_size_mb: int = 0
-    #: managedLedgerCursorFlushIntervalMs (pulsard's own): how often dirty cursor state is persisted.
-    cursor_flush_interval_ms: int = 200
-    #: managedLedgerCacheSizeMB: memory kept for tailing reads.
-    cache_size_mb: int = 64
-    #: journalMaxSizeMB (bookkeeper.conf): journal files rotate past this size (fractions allowed).
-    #: Files wholly before the last checkpoint's mark are deleted.
-    journal_max_size_mb: float = 256.0
-    #: logSizeLimit (bookkeeper.conf, bytes): entry logs rotate past this size.
-    log_size_limit: int = 1024 * 1024 * 1024
-    #: flushInterval (bookkeeper.conf, ms): checkpoint period (write cache -> entry logs).
-    flush_interval_ms: int = 60_000
-    #: dbStorage_writeCacheMaxSizeMb (bookkeeper.conf): unflushed data that starts a checkpoint early.
-    write_cache_max_size_mb: float = 64.0
-    #: gcWaitTime (bookkeeper.conf, ms): garbage collection period.
-    gc_wait_time_ms: int = 60_000
-    #: minorCompactionThreshold / minorCompactionInterval (s) (bookkeeper.conf).
-    minor_compaction_threshold: float = 0.2
-    minor_compaction_interval_s: float = 3600.0
-    #: majorCompactionThreshold / majorCompactionInterval (s) (bookkeeper.conf).
-    major_compaction_threshold: float = 0.5
-    major_compaction_interval_s: float = 86400.0
+    #: metadata/ (the metadata store) and bookie/ (journal, entry logs, index) live here.
+    data_dir: Path = field(metadata=conf_key("dataDir"))
+    #: roll over to a new ledger after this many entries.
+    max_entries_per_ledger: int = field(default=50000, metadata=conf_key("managedLedgerMaxEntriesPerLedger"))
+    max_size_per_ledger_mb: int = field(default=2048, metadata=conf_key("managedLedgerMaxSizePerLedgerMbytes"))
+    #: a ledger is not rolled over (full or not) before it is this old (fractions allowed).
+    min_ledger_rollover_minutes: float = field(
+        default=0.0, metadata=conf_key("managedLedgerMinLedgerRolloverTimeMinutes"))
+    #: a ledger holding entries is rolled over once this old, so retention can act on a topic
+    #: that stopped receiving.
+    max_ledger_rollover_minutes: float = field(
+        default=240.0, metadata=conf_key("managedLedgerMaxLedgerRolloverTimeMinutes"))
+    #: retention of consumed data until the broker applies the namespace's policy (see
+    #: retention.py for the -1/0/>0 table).
+    retention_time_minutes: int = field(default=0, metadata=conf_key("defaultRetentionTimeInMinutes"))
+    retention_size_mb: int = field(default=0, metadata=conf_key("defaultRetentionSizeInMB"))
+    #: (pulsard's own key) how often dirty cursor state is persisted.
+    cursor_flush_interval_ms: int = field(default=200, metadata=conf_key("managedLedgerCursorFlushIntervalMs"))
+    #: memory kept for tailing reads.
+    cache_size_mb: int = field(default=64, metadata=conf_key("managedLedgerCacheSizeMB"))
+    bookie: BookieConfig = BookieConfig()

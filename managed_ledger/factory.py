@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from bookkeeper.config import BookieConfig
+from bookkeeper.config import MB
 from bookkeeper.errors import BookKeeperError, MetadataNotFoundError
 from bookkeeper.ledger import BookKeeper
 from bookkeeper.metadata_store import SqliteMetadataStore
@@ -26,26 +26,6 @@ from .metadata import (MANAGED_LEDGERS_PATH, ManagedLedgerMetadata, cursor_path,
 
 logger = logging.getLogger(__name__)
 
-_MB = 1024 * 1024
-
-
-def bookie_config(config: StorageConfig) -> BookieConfig:
-    return BookieConfig(
-        journal_dir=config.data_dir / "bookie" / "journal",
-        sync_data=config.journal_sync_data,
-        max_group_wait_ms=config.journal_max_group_wait_ms,
-        buffered_writes_threshold=config.journal_buffered_writes_threshold,
-        journal_max_file_size=int(config.journal_max_size_mb * _MB),
-        entry_log_size_limit=config.log_size_limit,
-        flush_interval_ms=config.flush_interval_ms,
-        write_cache_max_size=int(config.write_cache_max_size_mb * _MB),
-        gc_wait_time_ms=config.gc_wait_time_ms,
-        minor_compaction_threshold=config.minor_compaction_threshold,
-        minor_compaction_interval_s=config.minor_compaction_interval_s,
-        major_compaction_threshold=config.major_compaction_threshold,
-        major_compaction_interval_s=config.major_compaction_interval_s,
-    )
-
 
 async def open_metadata_store(config: StorageConfig) -> SqliteMetadataStore:
     """The metadata store alone (for tools that edit policies; safe beside a running broker)."""
@@ -56,7 +36,7 @@ async def open_factory(config: StorageConfig) -> ManagedLedgerFactoryImpl:
     """Open (recovering after any crash) the storage under config.data_dir."""
     store = await open_metadata_store(config)
     try:
-        bookkeeper = await BookKeeper.open(bookie_config(config), store)
+        bookkeeper = await BookKeeper.open(config.data_dir / "bookie", config.bookie, store)
     except BaseException:
         await store.close()
         raise
@@ -97,7 +77,7 @@ class ManagedLedgerFactoryImpl:
         self.metadata_store: MetadataStore = store
         self._store = store
         self.bookkeeper = bookkeeper
-        self.entry_cache = EntryCache(config.cache_size_mb * _MB)
+        self.entry_cache = EntryCache(config.cache_size_mb * MB)
         self._ledgers: dict[str, ManagedLedgerImpl] = {}
         self._opening: dict[str, asyncio.Task[ManagedLedgerImpl]] = {}
         self._closed = False

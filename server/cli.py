@@ -44,17 +44,14 @@ def build_config(args: argparse.Namespace) -> BrokerConfig:
     """Defaults, then the config file, then command-line flags."""
     config = BrokerConfig()
     if args.config is not None:
-        config.apply(read_conf_file(args.config))
-    overrides = {
-        "broker_service_port": getattr(args, "broker_port", None),
-        "web_service_port": getattr(args, "web_port", None),
-        "bind_address": getattr(args, "bind_address", None),
-        "data_dir": args.data_dir,
+        config = config.with_settings(read_conf_file(args.config))
+    flags = {
+        "brokerServicePort": getattr(args, "broker_port", None),
+        "webServicePort": getattr(args, "web_port", None),
+        "bindAddress": getattr(args, "bind_address", None),
+        "dataDir": args.data_dir,
     }
-    for field_name, value in overrides.items():
-        if value is not None:
-            setattr(config, field_name, value)
-    return config
+    return config.with_settings({key: str(value) for key, value in flags.items() if value is not None})
 
 
 def main(argv: list[str] | None = None) -> None:

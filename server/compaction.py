@@ -5,8 +5,8 @@ after its horizon up to the last entry now, noting for every key the position (a
 index) of its latest message, or that its latest message is a tombstone (empty payload:
 the key is deleted). Phase two goes over the same entries again and keeps each message that
 is still its key's latest: whole entries as stored, batches with only some messages kept
-re-packed with the same codec. Messages without a key are not kept (as Pulsar's compactor
-does for plain messages). The result is a new compacted ledger (managed_ledger/
+re-packed with the same codec. Messages without a key are dropped, or kept in place with
+topicCompactionRetainNullKey=true (Pulsar's default and option since 3.2). The result is a new compacted ledger (managed_ledger/
 compacted_view.py); a durable "__compaction" cursor marks the horizon so retention keeps the
 log after it until the next compaction.
 
@@ -64,8 +64,9 @@ class CompactionInProgress(BrokerError):
 class TopicCompaction:
     """One topic's compaction: at most one run at a time, and the outcome of the last one."""
 
-    def __init__(self, ledger: ManagedLedger) -> None:
+    def __init__(self, ledger: ManagedLedger, retain_null_key: bool = False) -> None:
         self._ledger = ledger
+        self._retain_null_key = retain_null_key
         self.status = CompactionStatus.NOT_RUN
         self.last_error = ""
         self._task: asyncio.Task | None = None
@@ -83,7 +84,7 @@ class TopicCompaction:
 
     async def _run(self) -> None:
         try:
-            await compact(self._ledger)
+            await compact(self._ledger, self._retain_null_key)
         except Exception as exc:
             log.exception("compacting %s failed", self._ledger.name)
             self.status, self.last_error = CompactionStatus.ERROR, str(exc)
@@ -96,7 +97,7 @@ class TopicCompaction:
             await asyncio.gather(self._task, return_exceptions=True)
 
 
-async def compact(ledger: ManagedLedger) -> None:
+async def compact(ledger: ManagedLedger, retain_null_key: bool = False) -> None:
     horizon = ledger.last_confirmed_entry
     view = await ledger.compacted_view()
     if horizon.entry_id < 0 or (view is not None and view.horizon >= horizon):
@@ -110,7 +111,7 @@ async def compact(ledger: ManagedLedger) -> None:
         await loop.run_in_executor(None, _note_latest, page, latest)
     kept: list[Entry] = []
     async for page in _pages(ledger, previous, start, horizon):
-        kept.extend(await loop.run_in_executor(None, _keep_latest, page, latest))
+        kept.extend(await loop.run_in_executor(None, _keep_latest, page, latest, retain_null_key))
     await ledger.install_compacted(kept, horizon)
     cursor.mark_delete(horizon)
     await cursor.flush()
@@ -146,12 +147,11 @@ def _note_latest(entries: Iterable[Entry], latest: Latest) -> None:
                 latest[message.key] = None if message.tombstone else (entry.position, message.batch_index)
 
 
-def _keep_latest(entries: Iterable[Entry], latest: Latest) -> list[Entry]:
+def _keep_latest(entries: Iterable[Entry], latest: Latest, retain_null_key: bool) -> list[Entry]:
     kept = []
     for entry in entries:
         messages = _messages(entry)
-        survivors = [m for m in messages
-                     if m.key is not None and latest.get(m.key) == (entry.position, m.batch_index)]
+        survivors = [m for m in messages if _survives(m, entry.position, latest, retain_null_key)]
         if not survivors:
             continue
         if len(survivors) == len(messages):
@@ -159,6 +159,12 @@ def _keep_latest(entries: Iterable[Entry], latest: Latest) -> list[Entry]:
         else:
             kept.append(Entry(entry.position, repack(bytes(entry.data), survivors)))
     return kept
+
+
+def _survives(message: Message, position: Position, latest: Latest, retain_null_key: bool) -> bool:
+    if message.key is None:
+        return retain_null_key
+    return latest.get(message.key) == (position, message.batch_index)
 
 
 def compaction_threshold(policies: dict[str, Any], broker_default: int) -> int:

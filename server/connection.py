@@ -34,6 +34,8 @@ Cmd = pb.BaseCommand
 SERVER_VERSION = "pulsard-0.1.0"
 #: Appends in flight on one connection before it stops reading (Pulsar's maxPendingPublishRequestsPerConnection).
 MAX_PENDING_PUBLISHES = 1000
+#: How many closed producer ids a connection remembers (for sends that were in flight).
+RECENTLY_CLOSED_PRODUCERS = 1000
 #: Broker-initiated CLOSE_* carry no client request; -1 is what Pulsar sends.
 NO_REQUEST = -1
 #: The client library that handles REACHED_END_OF_TOPIC (C++, Python and Go drop the connection).
@@ -56,6 +58,9 @@ class Connection(asyncio.Protocol):
         self._producers: dict[int, "Producer"] = {}
         #: WaitForExclusive producers still queued, so CLOSE_PRODUCER can withdraw them.
         self._queued_producers: dict[int, "Producer"] = {}
+        #: Producers closed lately (insertion-ordered, bounded): sends still arriving for them
+        #: are dropped rather than taken for a confused client.
+        self._closed_producer_ids: dict[int, None] = {}
         self._consumers: dict[int, "Consumer"] = {}
         self._tasks: set[asyncio.Task] = set()
         self._pending_publishes = 0
@@ -262,8 +267,7 @@ class Connection(asyncio.Protocol):
         entry = frame.entry
         assert entry is not None
         if producer is None:
-            self.write(commands.send_error(send.producer_id, send.sequence_id, pb.NotAllowedError,
-                                           f"Producer {send.producer_id} is not connected"))
+            self._on_send_without_producer(send.producer_id)
             return
         if not frame.checksum_ok:
             self.write(commands.send_error(send.producer_id, send.sequence_id, pb.ChecksumError,
@@ -283,17 +287,35 @@ class Connection(asyncio.Protocol):
             self._transport.pause_reading()
         producer.publish(send.sequence_id, highest, entry, send.num_messages, send.is_chunk)
 
+    def _on_send_without_producer(self, producer_id: int) -> None:
+        """As Pulsar: sends in flight when their producer was closed are dropped (the client
+        resends them, or fails them, once it learns of the close); a send for a producer this
+        connection never had means the client is confused, and the connection is closed."""
+        if producer_id in self._closed_producer_ids:
+            log.debug("%s: dropping a send for closed producer %d", self.remote, producer_id)
+            return
+        log.warning("closing connection from %s: send for producer %d, which is not ready",
+                    self.remote, producer_id)
+        self.close()
+
+    def _forget_producer(self, producer_id: int) -> None:
+        self._closed_producer_ids[producer_id] = None
+        if len(self._closed_producer_ids) > RECENTLY_CLOSED_PRODUCERS:
+            del self._closed_producer_ids[next(iter(self._closed_producer_ids))]
+
     def _on_close_producer(self, command: Cmd, frame: Frame) -> None:
         request = command.close_producer
         producer = self._producers.pop(request.producer_id, None)
         producer = producer or self._queued_producers.pop(request.producer_id, None)
         if producer is not None:
             producer.topic.remove_producer(producer)
+            self._forget_producer(request.producer_id)
         self.write(commands.success(request.request_id))
 
     def close_producer_by_broker(self, producer: "Producer") -> None:
         if self._producers.get(producer.producer_id) is producer:
             del self._producers[producer.producer_id]
+            self._forget_producer(producer.producer_id)
         self.write(commands.close_producer(producer.producer_id, NO_REQUEST))
 
     # -- consuming --------------------------------------------------------------------------

@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 
 POLICIES_ROOT = "/admin/policies"
 DEDUPLICATION_ENABLED = "deduplicationEnabled"
+AUTO_SUBSCRIPTION_CREATION = "autoSubscriptionCreationOverride"
 
 
 def policies_path(namespace: str) -> str:
@@ -57,6 +58,13 @@ class NamespacePolicies:
                               -1 if stored is None else stored[1])
         return policies
 
+    async def auto_subscription_creation_allowed(self, namespace: str, broker_default: bool) -> bool:
+        """The namespace's autoSubscriptionCreationOverride when it has one, else the broker's."""
+        override = (await self.get(namespace)).get(AUTO_SUBSCRIPTION_CREATION)
+        if isinstance(override, dict) and isinstance(override.get("allowAutoSubscriptionCreation"), bool):
+            return override["allowAutoSubscriptionCreation"]
+        return broker_default
+
     async def deduplication_enabled(self, namespace: str, broker_default: bool) -> bool:
         """The namespace's setting when it has one, else the broker's (as Pulsar decides)."""
         value = (await self.get(namespace)).get(DEDUPLICATION_ENABLED)
@@ -69,7 +77,7 @@ async def namespace_policies_command(config: BrokerConfig, action: str, namespac
     updates = dict(_parse_field(f) for f in fields)
     if action == "get" and updates:
         raise ValueError("get takes no FIELD=JSON arguments")
-    store = await open_metadata_store(config.storage())
+    store = await open_metadata_store(config.storage)
     try:
         policies = NamespacePolicies(store)
         result = await (policies.update(namespace, **updates) if action == "set" else policies.get(namespace))

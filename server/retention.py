@@ -29,7 +29,7 @@ RETENTION_POLICIES = "retention_policies"
 
 
 def broker_default_retention(config: BrokerConfig) -> RetentionPolicy:
-    return RetentionPolicy(config.default_retention_time_in_minutes, config.default_retention_size_in_mb)
+    return RetentionPolicy(config.storage.retention_time_minutes, config.storage.retention_size_mb)
 
 
 def parse_retention(document: Any) -> RetentionPolicy:

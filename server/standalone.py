@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 async def run_standalone(config: BrokerConfig) -> None:
     started = time.monotonic()
     loop = asyncio.get_running_loop()
-    storage = await open_factory(config.storage())
+    storage = await open_factory(config.storage)
     broker = BrokerService(config, storage)
     await broker.start()
     server = await loop.create_server(
@@ -30,7 +30,7 @@ async def run_standalone(config: BrokerConfig) -> None:
     log.info(
         "pulsard ready in %.0f ms: %s, http://%s:%d, data in %s",
         (time.monotonic() - started) * 1000, config.service_url, config.bind_address,
-        config.web_service_port, config.data_dir,
+        config.web_service_port, config.storage.data_dir,
     )
     stop = asyncio.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):

@@ -16,7 +16,7 @@ from protocol.entry import read_metadata
 from .compaction import COMPACTION_CURSOR, TopicCompaction
 from .consumer import Consumer
 from .deduplication import DEDUPLICATION_CURSOR, MessageDeduplication
-from .errors import ConsumerBusy, SubscriptionNotFound, TopicTerminated
+from .errors import ConsumerBusy, NotAllowed, SubscriptionNotFound, TopicTerminated
 from .producer import Producer
 from .producer_access import ProducerAccess
 from .retention import apply_retention
@@ -53,7 +53,7 @@ class Topic(TopicBase):
             sub_name: Subscription(self, sub_name, cursor)
             for sub_name, cursor in ledger.cursors.items() if sub_name not in INTERNAL_CURSORS
         }
-        self.compaction = TopicCompaction(ledger)
+        self.compaction = TopicCompaction(ledger, broker.config.topic_compaction_retain_null_key)
         self.stats = TopicStats()
         self._subscribing = asyncio.Lock()
 
@@ -127,6 +127,8 @@ class Topic(TopicBase):
 
     async def _create_subscription(self, command: pb.CommandSubscribe) -> Subscription:
         if command.durable:
+            if not await self._auto_subscription_creation_allowed():
+                raise SubscriptionNotFound("Subscription does not exist")
             initial = (
                 InitialPosition.EARLIEST
                 if command.initialPosition == pb.CommandSubscribe.Earliest
@@ -139,10 +141,17 @@ class Topic(TopicBase):
         self.subscriptions[command.subscription] = subscription
         return subscription
 
+    async def _auto_subscription_creation_allowed(self) -> bool:
+        return await self.broker.policies.auto_subscription_creation_allowed(
+            self.name.namespace, self.broker.config.allow_auto_subscription_creation)
+
     async def create_initial_subscription(self, name: str) -> None:
         """A producer's initial_subscription_name (a dead-letter producer's, say): a durable
         subscription from the earliest message, made before the producer is confirmed so
-        nothing it publishes is missed, as Pulsar does."""
+        nothing it publishes is missed, as Pulsar does (when subscriptions may be auto-created)."""
+        if name not in self.subscriptions and not await self._auto_subscription_creation_allowed():
+            raise NotAllowed("Could not create the initial subscription: auto subscription creation"
+                             " is not allowed")
         await self.add_subscription(name, EARLIEST)
 
     async def add_subscription(self, name: str, start: Position) -> bool:

@@ -30,7 +30,7 @@ async def open_bookkeeper(root: Path, crash_on_exit: bool = False,
     """A BookKeeper over a metadata store and a bookie under root; closed on exit, without the
     final checkpoint when crash_on_exit (the disk then looks as after a kill -9)."""
     store = await SqliteMetadataStore.open(root / "metadata.db")
-    bookkeeper = await BookKeeper.open(BookieConfig(root / "journal", **settings), store)
+    bookkeeper = await BookKeeper.open(root, BookieConfig(**settings), store)
     try:
         yield bookkeeper
     finally:

@@ -13,6 +13,7 @@ import asyncio
 import sys
 from pathlib import Path
 
+from bookkeeper.config import BookieConfig
 from managed_ledger.config import StorageConfig
 from managed_ledger.factory import open_factory
 from managed_ledger.position import InitialPosition
@@ -21,10 +22,12 @@ TOPIC = "persistent://public/default/crash"
 CURSOR = "consumer"
 #: Checkpoints, garbage collection and compaction run every few milliseconds, so the kills land
 #: during them as well as during adds.
-CONFIG = dict(max_entries_per_ledger=50, journal_max_size_mb=0.05, journal_max_group_wait_ms=0.5,
-              cursor_flush_interval_ms=5, log_size_limit=8192, flush_interval_ms=15,
-              write_cache_max_size_mb=0.02, gc_wait_time_ms=25, minor_compaction_interval_s=0,
-              minor_compaction_threshold=0.5, major_compaction_threshold=0)
+CONFIG = dict(max_entries_per_ledger=50, cursor_flush_interval_ms=5,
+              bookie=BookieConfig(journal_max_file_size=50_000, max_group_wait_ms=0.5,
+                                  entry_log_size_limit=8192, flush_interval_ms=15,
+                                  write_cache_max_size=20_000, gc_wait_time_ms=25,
+                                  minor_compaction_interval_s=0, minor_compaction_threshold=0.5,
+                                  major_compaction_threshold=0))
 IN_FLIGHT = 16
 
 

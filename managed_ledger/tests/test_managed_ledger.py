@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bookkeeper.config import BookieConfig
 from bookkeeper.entry_log import list_entry_logs
 from managed_ledger.config import StorageConfig
 from managed_ledger.errors import ManagedLedgerClosedError, ManagedLedgerStorageError
@@ -135,7 +136,7 @@ async def test_list_and_delete_ledgers(tmp_path: Path) -> None:
 
 
 async def test_trimming_deletes_consumed_ledgers_and_reclaims_files(tmp_path: Path) -> None:
-    settings = dict(max_entries_per_ledger=20, log_size_limit=2000)
+    settings = dict(max_entries_per_ledger=20, bookie=BookieConfig(entry_log_size_limit=2000))
     async with open_storage(tmp_path, **settings) as factory:
         ledger = await factory.open_ledger(TOPIC)
         cursor = await ledger.open_cursor("sub", InitialPosition.EARLIEST)

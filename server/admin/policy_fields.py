@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..namespace_policies import AUTO_SUBSCRIPTION_CREATION
 from .errors import BAD_REQUEST, PRECONDITION_FAILED, RestError
 
 SCHEMA_COMPATIBILITY_STRATEGIES = (
@@ -71,6 +72,13 @@ def backlog_quota(body: Any) -> dict[str, Any]:
     return {"limitSize": limit_size, "limitTime": limit_time, "policy": policy}
 
 
+def _auto_subscription_creation(body: Any) -> dict[str, bool]:
+    """AutoSubscriptionCreationOverride {allowAutoSubscriptionCreation}."""
+    if not isinstance(body, dict) or not isinstance(body.get("allowAutoSubscriptionCreation"), bool):
+        raise RestError(BAD_REQUEST, "Body must be {\"allowAutoSubscriptionCreation\": true|false}")
+    return {"allowAutoSubscriptionCreation": body["allowAutoSubscriptionCreation"]}
+
+
 def auth_actions(body: Any) -> list[str]:
     if not isinstance(body, list) or not all(action in AUTH_ACTIONS for action in body):
         raise RestError(BAD_REQUEST, f"Actions must be a list of {', '.join(AUTH_ACTIONS)}")
@@ -90,6 +98,7 @@ SCALAR_POLICIES = (
     ScalarPolicy("retention", "retention_policies", _retention),
     ScalarPolicy("messageTTL", "message_ttl_in_seconds", _non_negative_int("message TTL")),
     ScalarPolicy("deduplication", "deduplicationEnabled", _boolean),
+    ScalarPolicy("autoSubscriptionCreation", AUTO_SUBSCRIPTION_CREATION, _auto_subscription_creation),
     ScalarPolicy("maxProducersPerTopic", "max_producers_per_topic", _non_negative_int("maxProducersPerTopic")),
     ScalarPolicy("maxConsumersPerTopic", "max_consumers_per_topic", _non_negative_int("maxConsumersPerTopic")),
     ScalarPolicy("schemaCompatibilityStrategy", "schema_compatibility_strategy", _strategy, "UNDEFINED", "PUT"),

@@ -73,3 +73,13 @@ async def test_status_and_one_run_at_a_time(tmp_path: Path) -> None:
             compaction.start()
         await task
         assert compaction.status is CompactionStatus.SUCCESS
+
+
+async def test_keyless_messages_are_kept_in_place_when_asked(tmp_path: Path) -> None:
+    async with open_storage(tmp_path) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        await ledger.add_entry(plain(None, b"keyless"))
+        await ledger.add_entry(batch([("a", b"a1"), (None, b"n1"), ("a", b"a2"), (None, b"n2")], pb.ZSTD))
+        await compact(ledger, retain_null_key=True)
+        view = await ledger.compacted_view()
+        assert kept_payloads(await view.read_all()) == [b"<plain>", b"n1", b"a2", b"n2"]

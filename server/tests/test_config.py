@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from server.cli import _parser, build_config
@@ -12,23 +14,26 @@ def test_reads_pulsar_key_names_and_ignores_unknown(tmp_path):
         "maxMessageSize = 1024000\n"
         "allowAutoTopicCreationType=partitioned\n"
         "journalSyncData=false\n"
+        "journalMaxSizeMB=0.5\n"
+        "managedLedgerMaxEntriesPerLedger=10\n"
         "someKeyPulsardDoesNotKnow=1\n"
         "advertisedAddress=\n"
     )
-    config = BrokerConfig()
-    config.apply(read_conf_file(conf))
+    config = BrokerConfig().with_settings(read_conf_file(conf))
     assert config.broker_service_port == 7650
     assert config.max_message_size == 1024000
     assert config.allow_auto_topic_creation_type == "partitioned"
-    assert config.journal_sync_data is False
+    assert config.storage.bookie.sync_data is False
     assert config.advertised_address == ""
+    assert config.storage.bookie.journal_max_file_size == 512 * 1024
+    assert config.storage.max_entries_per_ledger == 10
 
 
 def test_bad_value_names_the_key():
     with pytest.raises(ValueError, match="brokerServicePort"):
-        BrokerConfig().apply({"brokerServicePort": "many"})
+        BrokerConfig().with_settings({"brokerServicePort": "many"})
     with pytest.raises(ValueError, match="journalSyncData"):
-        BrokerConfig().apply({"journalSyncData": "perhaps"})
+        BrokerConfig().with_settings({"journalSyncData": "perhaps"})
 
 
 def test_flags_override_file(tmp_path):
@@ -37,6 +42,7 @@ def test_flags_override_file(tmp_path):
     args = _parser().parse_args(["standalone", "--config", str(conf), "--broker-port", "9650"])
     config = build_config(args)
     assert (config.broker_service_port, config.web_service_port) == (9650, 7080)
+    assert build_config(_parser().parse_args(["standalone", "--data-dir", "/d"])).storage.data_dir == Path("/d")
 
 
 def test_service_url_uses_a_reachable_host():
