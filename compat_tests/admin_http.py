@@ -19,15 +19,15 @@ class AdminHttp:
         self.session = requests.Session()
         self.session.trust_env = False   # loopback only: ignore HTTP proxies from the environment
 
-    def request(self, method: str, path: str, json=None, data=None, **params) -> requests.Response:
-        return self.session.request(method, self.base + path, json=json, data=data,
+    def request(self, method: str, path: str, json=None, data=None, headers=None, **params) -> requests.Response:
+        return self.session.request(method, self.base + path, json=json, data=data, headers=headers,
                                     params=params or None, timeout=TIMEOUT_S)
 
     def get(self, path: str, **params) -> requests.Response:
         return self.request("GET", path, **params)
 
-    def put(self, path: str, json=None, data=None) -> requests.Response:
-        return self.request("PUT", path, json=json, data=data)
+    def put(self, path: str, json=None, data=None, headers=None) -> requests.Response:
+        return self.request("PUT", path, json=json, data=data, headers=headers)
 
     def post(self, path: str, json=None, data=None) -> requests.Response:
         return self.request("POST", path, json=json, data=data)

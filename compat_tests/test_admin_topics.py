@@ -75,6 +75,12 @@ def test_partitioned_topic_lifecycle(http, namespace):
     assert http.put(f"{base}/q/partitions", json=0).status_code == 406
     assert http.put(f"{base}/q/partitions", json="two").status_code == 400
     assert http.put(f"{base}/q/partitions", data=b"{{").status_code == 400
+    metadata_type = {"Content-Type": "application/vnd.partitioned-topic-metadata+json"}
+    created = http.put(f"{base}/m/partitions", data=b'{"partitions": 2, "properties": null}', headers=metadata_type)
+    assert created.status_code == 204 and http.get(f"{base}/m/partitions").json() == {"partitions": 2}
+    refused = http.put(f"{base}/n/partitions", data=b"2", headers=metadata_type)
+    assert refused.status_code == 400
+    assert http.delete(f"{base}/m/partitions").status_code == 204
     assert http.delete(f"{base}/p").status_code == 409
     assert http.delete(f"{base}/p/partitions").status_code == 204
     assert http.get(f"{base}/partitioned").json() == []

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Callable
 
+from managed_ledger.errors import ManagedLedgerTerminatedError
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
-from managed_ledger.errors import ManagedLedgerTerminatedError
 from protocol.entry import read_metadata
 
 from .deduplication import DedupStatus, is_last_chunk_or_whole
