@@ -86,6 +86,7 @@ class ManagedLedgerImpl:
         self._metadata_lock = asyncio.Lock()
         self._state = ManagedLedgerState.LEDGER_NEEDED
         self._closing = False
+        self._closed = asyncio.Event()
         self.ledger_list = LedgerList()
         self._last_confirmed = Position(-1, -1)
         self._writer: WriteHandle | None = None
@@ -129,6 +130,14 @@ class ManagedLedgerImpl:
     @property
     def last_confirmed_entry(self) -> Position:
         return self._last_confirmed
+
+    @property
+    def closing(self) -> bool:
+        """True from the moment close() begins (the factory then opens a new instance)."""
+        return self._closing
+
+    async def wait_closed(self) -> None:
+        await self._closed.wait()
 
     @property
     def terminated(self) -> bool:
@@ -217,9 +226,10 @@ class ManagedLedgerImpl:
         return await self.append(data)
 
     def append(self, data: bytes) -> "asyncio.Future[Position]":
-        if self._closing:
-            raise ManagedLedgerClosedError(f"managed ledger {self.name} is closed")
         future: asyncio.Future[Position] = self._loop.create_future()
+        if self._closing:
+            future.set_exception(ManagedLedgerClosedError(f"managed ledger {self.name} is closed"))
+            return future
         if self.terminated:
             future.set_exception(ManagedLedgerTerminatedError(f"managed ledger {self.name} was terminated"))
             return future
@@ -655,6 +665,14 @@ class ManagedLedgerImpl:
         if self._closing:
             return
         self._closing = True
+        try:
+            await self._shut_down()
+        finally:
+            self._on_closed(self)
+            self._closed.set()
+        logger.info("closed managed ledger %s", self.name)
+
+    async def _shut_down(self) -> None:
         if self._rollover_timer is not None:
             self._rollover_timer.cancel()
         for task in (self._rollover_task, self._trim_task):
@@ -677,8 +695,6 @@ class ManagedLedgerImpl:
             await self._persist_metadata()
         except ManagedLedgerStorageError:
             logger.exception("managed ledger %s: final metadata write failed", self.name)
-        self._on_closed(self)
-        logger.info("closed managed ledger %s", self.name)
 
 
 def _now_ms() -> int:

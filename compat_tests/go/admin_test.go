@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/pulsar-client-go/pulsar"
 	"github.com/apache/pulsar-client-go/pulsaradmin"
@@ -311,4 +312,62 @@ func TestAdminTerminate(t *testing.T) {
 	expectStatus(t, "terminate a partitioned topic", http.StatusMethodNotAllowed, err)
 	_, err = admin.Topics().Terminate(topicOf(t, "persistent://"+namespace+"/never"))
 	expectStatus(t, "terminate an unknown topic", http.StatusNotFound, err)
+}
+
+func TestAdminClustersBrokersAndNamespaceLimits(t *testing.T) {
+	admin := adminClient(t)
+	expectEqual(t, "clusters", []string{"standalone"}, result(admin.Clusters().List()).must(t))
+	cluster := result(admin.Clusters().Get("standalone")).must(t)
+	expectEqual(t, "cluster service URL set", true, cluster.ServiceURL != "" && cluster.BrokerServiceURL != "")
+	noErr(t, admin.Brokers().HealthCheck())
+	expectEqual(t, "active brokers", 1, len(result(admin.Brokers().GetActiveBrokers("standalone")).must(t)))
+
+	_, namespace := newTenant(t, admin)
+	ns := *result(utils.GetNamespaceName(namespace)).must(t)
+	namespaces := admin.Namespaces()
+	noErr(t, namespaces.SetSchemaCompatibilityStrategy(ns, utils.SchemaCompatibilityStrategyBackward))
+	expectEqual(t, "schema compatibility strategy", utils.SchemaCompatibilityStrategyBackward,
+		result(namespaces.GetSchemaCompatibilityStrategy(ns)).must(t))
+	noErr(t, namespaces.SetMaxProducersPerTopic(ns, 3))
+	expectEqual(t, "max producers per topic", 3, result(namespaces.GetMaxProducersPerTopic(ns)).must(t))
+	noErr(t, namespaces.SetMaxConsumersPerTopic(ns, 4))
+	expectEqual(t, "max consumers per topic", 4, result(namespaces.GetMaxConsumersPerTopic(ns)).must(t))
+}
+
+func TestAdminUnloadAndCompaction(t *testing.T) {
+	admin, c := adminClient(t), client(t)
+	_, namespace := newTenant(t, admin)
+	topic := topicOf(t, "persistent://"+namespace+"/compacted")
+	p := producer(t, c, pulsar.ProducerOptions{Topic: topic.String(), DisableBatching: true})
+	for i, key := range []string{"a", "b", "a"} {
+		msg := &pulsar.ProducerMessage{Key: key, Payload: []byte(fmt.Sprintf("%s-%d", key, i))}
+		result(p.Send(context.Background(), msg)).must(t)
+	}
+	noErr(t, admin.Topics().Unload(topic))
+	// the producer reconnects after the unload and publishes again
+	result(p.Send(context.Background(), &pulsar.ProducerMessage{Key: "b", Payload: []byte("b-3")})).must(t)
+	expectEqual(t, "status before any compaction", utils.NOTRUN,
+		result(admin.Topics().CompactStatus(topic)).must(t).Status)
+	noErr(t, admin.Topics().Compact(topic))
+	deadline := time.Now().Add(receiveTimeout)
+	for result(admin.Topics().CompactStatus(topic)).must(t).Status != utils.SUCCESS {
+		if time.Now().After(deadline) {
+			t.Fatalf("compaction did not succeed within %v", receiveTimeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	reader := result(c.CreateReader(pulsar.ReaderOptions{Topic: topic.String(),
+		StartMessageID: pulsar.EarliestMessageID(), ReadCompacted: true})).must(t)
+	defer reader.Close()
+	var got []string
+	for len(got) < 2 {
+		ctx, cancel := context.WithTimeout(context.Background(), receiveTimeout)
+		msg, err := reader.Next(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("compacted read after %v: %v", got, err)
+		}
+		got = append(got, string(msg.Payload()))
+	}
+	expectEqual(t, "compacted view: the latest per key", []string{"a-2", "b-3"}, got)
 }
