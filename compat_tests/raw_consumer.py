@@ -48,6 +48,12 @@ class RawConsumer:
     def flow(self, permits: int) -> None:
         self._send(Cmd(type=Cmd.FLOW, flow=pb.CommandFlow(consumer_id=1, messagePermits=permits)))
 
+    def ack_cumulative(self, ledger_id: int, entry_id: int) -> None:
+        """Ids go on the wire as uint64, as the clients send them (-1 becomes 2**64-1)."""
+        message_id = pb.MessageIdData(ledgerId=ledger_id % (1 << 64), entryId=entry_id % (1 << 64))
+        self._send(Cmd(type=Cmd.ACK, ack=pb.CommandAck(
+            consumer_id=1, ack_type=pb.CommandAck.Cumulative, message_id=[message_id])))
+
     def sync(self) -> None:
         """PING and wait for PONG: the broker has handled everything sent before (a
         connection's commands are handled in order). Call it before frames are expected."""

@@ -5,9 +5,11 @@ from __future__ import annotations
 import pulsar
 
 from compat_tests.helpers import (
-    BATCHES_OF_10, data_of, expect_nothing, payloads, receive_exactly, receive_n, send_all,
-    send_all_async, subscribe_earliest, unique_topic,
+    BATCHES_OF_10, data_of, expect_nothing, full_name, payloads, receive_exactly, receive_n,
+    send_all, send_all_async, subscribe_earliest, unique_topic,
 )
+from compat_tests.raw_consumer import Cmd, RawConsumer
+from protocol import pulsar_api_pb2 as pb
 
 NACK_DELAY_MS = 200
 
@@ -108,3 +110,20 @@ def test_unsubscribe_removes_the_subscription(client):
     expect_nothing(fresh)
     new = produce(client, topic, 2, "new")
     receive_exactly(fresh, new)
+
+
+def test_cumulative_ack_before_the_first_entry_acknowledges_nothing(broker, client):
+    """The Java reader acknowledges (ledger, -1) cumulatively, -1 sent as 2**64-1 on the wire
+    (found by the Spark connector): it must not be read as 'everything'."""
+    topic = full_name(unique_topic("ack-minus-one"))
+    produce(client, topic, 3)
+    consumer = RawConsumer(broker, topic, "raw", pb.CommandSubscribe.Exclusive, "c")
+    try:
+        consumer.flow(1)
+        first = consumer.expect(Cmd.MESSAGE).message.message_id
+        consumer.ack_cumulative(first.ledgerId, -1)
+        consumer.flow(2)
+        rest = [consumer.expect(Cmd.MESSAGE).message.message_id.entryId for _ in range(2)]
+        assert [first.entryId] + rest == [0, 1, 2]
+    finally:
+        consumer.close()

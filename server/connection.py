@@ -17,9 +17,10 @@ from managed_ledger.position import Position
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
 from protocol.codec import Frame, FrameDecoder, ProtocolError, encode_command
-from protocol.commands import negotiate_protocol_version, to_signed
+from protocol.commands import negotiate_protocol_version
 
 from .errors import BrokerError, NotAllowed, ServiceNotReady, server_error_of
+from .message_id import position_of
 from .schema_registry import BYTES_SCHEMA, BYTES_VERSION
 from .topic_name import TopicName
 
@@ -365,7 +366,7 @@ class Connection(asyncio.Protocol):
         consumer = self._consumers.get(request.consumer_id)
         if consumer is None:
             return
-        positions = [Position(m.ledgerId, m.entryId) for m in request.message_ids] or None
+        positions = [position_of(m) for m in request.message_ids] or None
         consumer.subscription.redeliver(consumer, positions)
 
     def _on_close_consumer(self, command: Cmd, frame: Frame) -> None:
@@ -459,12 +460,12 @@ class Connection(asyncio.Protocol):
 
 def _seek_position(ledger, message_id: pb.MessageIdData) -> Position:
     """A seek target: earliest and latest sentinels, or the entry itself (redelivered)."""
-    ledger_id, entry_id = to_signed(message_id.ledgerId), to_signed(message_id.entryId)
-    if ledger_id < 0 or entry_id < 0:
+    position = position_of(message_id)
+    if position.ledger_id < 0 or position.entry_id < 0:
         return ledger.first_position()
-    if ledger_id == (1 << 63) - 1:
+    if position.ledger_id == (1 << 63) - 1:
         return ledger.next_position(ledger.last_confirmed_entry)
-    return Position(ledger_id, entry_id)
+    return position
 
 
 _HANDLERS: dict[int, Callable[[Connection, Cmd, Frame], None]] = {

@@ -12,6 +12,7 @@ starts a new version after the tombstone. A forced delete wipes every version.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from base64 import b64decode, b64encode
@@ -43,6 +44,9 @@ def schema_version_bytes(version: int) -> bytes:
 class SchemaRegistry:
     def __init__(self, metadata: MetadataStore) -> None:
         self._metadata = metadata
+        #: Registrations and deletions one at a time: two producers of a new topic racing to
+        #: register the same schema must both get its version, not a metadata conflict.
+        self._writing = asyncio.Lock()
 
     @staticmethod
     def _path(topic: TopicName) -> str:
@@ -75,21 +79,21 @@ class SchemaRegistry:
 
     async def all_versions(self, topic: TopicName) -> list[tuple[int, pb.Schema]]:
         """(version, schema) of the versions since the last delete."""
-        versions, _ = await self._versions(topic)
-        return [(index, schema) for index, schema in _live(versions)]
+        return _live((await self._versions(topic))[0])
 
     async def delete(self, topic: TopicName, force: bool = False) -> int | None:
         """Delete the schema: a tombstone version (its number is returned), or with force every
         version (the last number is returned). None when there is no schema to delete."""
-        versions, meta_version = await self._versions(topic)
-        if not _live(versions):
-            return None
-        if force:
-            await self._metadata.delete(self._path(topic), meta_version)
-            log.info("schema of %s deleted with every version", topic.partitioned_parent)
-            return len(versions) - 1
-        versions.append(None)
-        await self._store(topic, versions, meta_version)
+        async with self._writing:
+            versions, meta_version = await self._versions(topic)
+            if not _live(versions):
+                return None
+            if force:
+                await self._metadata.delete(self._path(topic), meta_version)
+                log.info("schema of %s deleted with every version", topic.partitioned_parent)
+                return len(versions) - 1
+            versions.append(None)
+            await self._store(topic, versions, meta_version)
         log.info("schema of %s deleted (tombstone version %d)", topic.partitioned_parent, len(versions) - 1)
         return len(versions) - 1
 
@@ -98,6 +102,10 @@ class SchemaRegistry:
         Consumers register too: a topic without a schema adopts the first one it sees."""
         if schema.type in _UNCHECKED:
             return None
+        async with self._writing:
+            return await self._register(topic, schema)
+
+    async def _register(self, topic: TopicName, schema: pb.Schema) -> bytes:
         versions, meta_version = await self._versions(topic)
         live = _live(versions)
         for index, known in live:
@@ -122,8 +130,7 @@ def _live(versions: list[pb.Schema | None]) -> list[tuple[int, pb.Schema]]:
 
 
 def _same(a: pb.Schema, b: pb.Schema) -> bool:
-    return (
-        a.type == b.type
-        and a.schema_data == b.schema_data
-        and sorted((p.key, p.value) for p in a.properties) == sorted((p.key, p.value) for p in b.properties)
-    )
+    """Pulsar identifies a schema by its type and definition; names and properties differ
+    between clients (Java's STRING carries properties Python's lacks) without making a new
+    version."""
+    return a.type == b.type and a.schema_data == b.schema_data

@@ -16,6 +16,7 @@ from .dispatcher_shared import SharedDispatcher
 from .dispatcher_single_active import SingleActiveConsumerDispatcher
 from .errors import ConsumerBusy, NotAllowed, ServiceNotReady
 from .key_shared_selector import selector_for
+from .message_id import position_of
 from .stats import TopicStats
 
 if TYPE_CHECKING:
@@ -145,7 +146,7 @@ class Subscription:
     def _acknowledge_individual(self, consumer: "Consumer", ack: pb.CommandAck) -> None:
         whole: list[Position] = []
         for message_id in ack.message_id:
-            position = Position(message_id.ledgerId, message_id.entryId)
+            position = position_of(message_id)
             if not self._acknowledge_in_part(consumer, position, message_id):
                 whole.append(position)
         self.cursor.delete(whole)
@@ -160,7 +161,7 @@ class Subscription:
         if len(ack.message_id) != 1:
             raise NotAllowed("A cumulative acknowledgement carries exactly one message id")
         message_id = ack.message_id[0]
-        position = Position(message_id.ledgerId, message_id.entryId)
+        position = position_of(message_id)
         if self._acknowledge_in_part(consumer, position, message_id):
             position = Position(position.ledger_id, position.entry_id - 1)
         if position > self.cursor.mark_delete_position:

@@ -10,13 +10,13 @@ from urllib.parse import quote
 from managed_ledger.interfaces import ManagedLedger, MetadataStore
 from managed_ledger.position import EARLIEST, LATEST, Entry, InitialPosition, Position
 from protocol import pulsar_api_pb2 as pb
-from protocol.commands import to_signed
 from protocol.entry import read_metadata
 
 from .compaction import COMPACTION_CURSOR, TopicCompaction
 from .consumer import Consumer
 from .deduplication import DEDUPLICATION_CURSOR, MessageDeduplication
 from .errors import ConsumerBusy, NotAllowed, SubscriptionNotFound, TopicTerminated
+from .message_id import position_of
 from .producer import Producer
 from .producer_access import ProducerAccess
 from .retention import apply_retention
@@ -187,12 +187,10 @@ class Topic(TopicBase):
         """Readers start inclusively at start_message_id; the client drops what it must."""
         if not command.HasField("start_message_id"):
             return EARLIEST if command.initialPosition == pb.CommandSubscribe.Earliest else LATEST
-        ledger_id, entry_id = to_signed(command.start_message_id.ledgerId), to_signed(command.start_message_id.entryId)
-        if ledger_id < 0 or entry_id < 0:
+        start = position_of(command.start_message_id)
+        if start.ledger_id < 0 or start.entry_id < 0:
             return EARLIEST
-        if (ledger_id, entry_id) == (LATEST.ledger_id, LATEST.entry_id):
-            return LATEST
-        return Position(ledger_id, entry_id)
+        return start
 
     # -- compaction -------------------------------------------------------------------------
 

@@ -1,0 +1,44 @@
+"""The schema registry over a real metadata store: identity by type and definition, and
+concurrent registrations of a new topic's schema."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from bookkeeper.metadata_store import SqliteMetadataStore
+from protocol import pulsar_api_pb2 as pb
+from server.schema_registry import SchemaRegistry, schema_version_bytes
+from server.topic_name import TopicName
+
+TOPIC = TopicName.parse("persistent://public/default/schemas")
+
+
+def string_schema(**properties: str) -> pb.Schema:
+    return pb.Schema(name="", type=pb.Schema.String, schema_data=b"",
+                     properties=[pb.KeyValue(key=k, value=v) for k, v in properties.items()])
+
+
+async def test_racing_registrations_of_a_new_schema_share_version_zero(tmp_path: Path) -> None:
+    store = await SqliteMetadataStore.open(tmp_path / "metadata.db")
+    try:
+        registry = SchemaRegistry(store)
+        versions = await asyncio.gather(*(registry.register(TOPIC, string_schema()) for _ in range(4)))
+        assert versions == [schema_version_bytes(0)] * 4
+        assert len(await registry.all_versions(TOPIC)) == 1
+    finally:
+        await store.close()
+
+
+async def test_properties_and_name_do_not_make_a_new_version(tmp_path: Path) -> None:
+    store = await SqliteMetadataStore.open(tmp_path / "metadata.db")
+    try:
+        registry = SchemaRegistry(store)
+        assert await registry.register(TOPIC, string_schema()) == schema_version_bytes(0)
+        java_string = string_schema(__charset="UTF-8")
+        java_string.name = "String"
+        assert await registry.register(TOPIC, java_string) == schema_version_bytes(0)
+        redefined = pb.Schema(name="r", type=pb.Schema.String, schema_data=b"other")
+        assert await registry.register(TOPIC, redefined) == schema_version_bytes(1)
+    finally:
+        await store.close()
