@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import requests
 from pulsar.schema import Integer, JsonSchema, Record, String, StringSchema
 
 from compat_tests.helpers import expect_nothing, receive_n, subscribe_earliest, unique_topic
@@ -54,3 +55,26 @@ def test_bytes_consumer_reads_a_json_topic_as_raw_json(client):
     consumer = subscribe_earliest(client, topic)   # no schema: bytes
     raw = [json.loads(m.data()) for m in receive_n(consumer, len(READINGS))]
     assert raw == [{"sensor": r.sensor, "value": r.value} for r in READINGS]
+
+
+class ReadingView(Record):
+    sensor = String()
+
+
+def schema_versions(broker, topic: str) -> int:
+    response = requests.get(f"{broker.web_url}/admin/v2/schemas/public/default/{topic}/schemas", timeout=10)
+    return len(response.json()["getSchemaResponses"])
+
+
+def test_a_consumer_never_adds_a_schema_version(broker, client):
+    """As Pulsar: a consumer's schema is checked, not registered, once the topic has one (or has
+    producers or data); only an idle topic without a schema adopts a consumer's."""
+    topic = unique_topic("consumer-schema")
+    client.create_producer(topic, schema=JsonSchema(Reading)).send(READINGS[0])
+    view = subscribe_earliest(client, topic, schema=JsonSchema(ReadingView))
+    assert view.receive(10_000).value().sensor == "s0"
+    assert schema_versions(broker, topic) == 1
+
+    idle = unique_topic("idle")
+    subscribe_earliest(client, idle, schema=JsonSchema(ReadingView)).close()
+    assert schema_versions(broker, idle) == 1

@@ -329,7 +329,7 @@ class Connection(asyncio.Protocol):
             name = TopicName.parse(request.topic)
             topic = await self.broker.get_topic(name)
             if request.HasField("schema"):
-                await self.broker.schemas.register(name, request.schema)
+                await self.broker.schemas.check_for_consumer(name, request.schema, topic.is_idle())
             consumer = await topic.subscribe(self, request)
             if self._transport is None:
                 consumer.subscription.remove_consumer(consumer)

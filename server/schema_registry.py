@@ -98,12 +98,25 @@ class SchemaRegistry:
         return len(versions) - 1
 
     async def register(self, topic: TopicName, schema: pb.Schema) -> bytes | None:
-        """Version of this schema on the topic, adding it as a new version when compatible.
-        Consumers register too: a topic without a schema adopts the first one it sees."""
+        """Version of this (producer's) schema on the topic, adding it as a new version when
+        compatible."""
         if schema.type in _UNCHECKED:
             return None
         async with self._writing:
             return await self._register(topic, schema)
+
+    async def check_for_consumer(self, topic: TopicName, schema: pb.Schema, topic_idle: bool) -> None:
+        """A consumer's schema is checked against the topic's and never adds a version; a topic
+        without a schema adopts it only while idle (no producers, consumers or data), as Pulsar
+        does: readers of a topic (Spark's, say) must not turn its schema into theirs."""
+        if schema.type in _UNCHECKED:
+            return
+        async with self._writing:
+            live = [known for _, known in _live((await self._versions(topic))[0])]
+            if live:
+                _check_compatible(live, schema)
+            elif topic_idle:
+                await self._register(topic, schema)
 
     async def _register(self, topic: TopicName, schema: pb.Schema) -> bytes:
         versions, meta_version = await self._versions(topic)
@@ -111,11 +124,7 @@ class SchemaRegistry:
         for index, known in live:
             if _same(known, schema):
                 return schema_version_bytes(index)
-        if live and live[-1][1].type != schema.type:
-            raise IncompatibleSchema(
-                f"Schema of type {pb.Schema.Type.Name(schema.type)} is incompatible with the topic's "
-                f"{pb.Schema.Type.Name(live[-1][1].type)} schema"
-            )
+        _check_compatible([known for _, known in live], schema)
         versions.append(schema)
         await self._store(topic, versions, meta_version)
         log.info("schema version %d registered for %s", len(versions) - 1, topic.partitioned_parent)
@@ -127,6 +136,14 @@ def _live(versions: list[pb.Schema | None]) -> list[tuple[int, pb.Schema]]:
     tombstones = [index for index, schema in enumerate(versions) if schema is None]
     first = tombstones[-1] + 1 if tombstones else 0
     return [(index, versions[index]) for index in range(first, len(versions))]
+
+
+def _check_compatible(versions: list[pb.Schema], schema: pb.Schema) -> None:
+    if versions and versions[-1].type != schema.type:
+        raise IncompatibleSchema(
+            f"Schema of type {pb.Schema.Type.Name(schema.type)} is incompatible with the topic's "
+            f"{pb.Schema.Type.Name(versions[-1].type)} schema"
+        )
 
 
 def _same(a: pb.Schema, b: pb.Schema) -> bool:

@@ -96,6 +96,9 @@ class Topic(TopicBase):
             self.stats.published(num_messages, len(entry))
         return self.ledger.append(entry)
 
+    def holds_data(self) -> bool:
+        return self.ledger.total_size > 0
+
     # -- termination ------------------------------------------------------------------------
 
     @property

@@ -56,6 +56,15 @@ class TopicBase:
         producer.topic_epoch = await self.access.admit(producer, producer.requested_epoch, lambda: on_queued(producer))
         return producer
 
+    def is_idle(self) -> bool:
+        """No producer, no consumer, no stored data: a consumer's schema may then become the
+        topic's first (as in Pulsar's addSchemaIfIdleOrCheckCompatible)."""
+        return not self.producers and not self.holds_data() \
+            and not any(subscription.consumers for subscription in self.subscriptions.values())
+
+    def holds_data(self) -> bool:
+        return False
+
     def remove_producer(self, producer: Producer) -> None:
         self.access.remove(producer)
 

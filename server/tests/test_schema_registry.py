@@ -6,8 +6,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from bookkeeper.metadata_store import SqliteMetadataStore
 from protocol import pulsar_api_pb2 as pb
+from server.errors import IncompatibleSchema
 from server.schema_registry import SchemaRegistry, schema_version_bytes
 from server.topic_name import TopicName
 
@@ -40,5 +43,22 @@ async def test_properties_and_name_do_not_make_a_new_version(tmp_path: Path) -> 
         assert await registry.register(TOPIC, java_string) == schema_version_bytes(0)
         redefined = pb.Schema(name="r", type=pb.Schema.String, schema_data=b"other")
         assert await registry.register(TOPIC, redefined) == schema_version_bytes(1)
+    finally:
+        await store.close()
+
+
+async def test_a_consumer_adopts_only_on_an_idle_topic_without_schema(tmp_path: Path) -> None:
+    store = await SqliteMetadataStore.open(tmp_path / "metadata.db")
+    try:
+        registry = SchemaRegistry(store)
+        await registry.check_for_consumer(TOPIC, string_schema(), topic_idle=False)
+        assert await registry.all_versions(TOPIC) == []
+        await registry.check_for_consumer(TOPIC, string_schema(), topic_idle=True)
+        assert len(await registry.all_versions(TOPIC)) == 1
+        other = pb.Schema(name="s", type=pb.Schema.String, schema_data=b"other")
+        await registry.check_for_consumer(TOPIC, other, topic_idle=True)
+        assert len(await registry.all_versions(TOPIC)) == 1
+        with pytest.raises(IncompatibleSchema):
+            await registry.check_for_consumer(TOPIC, pb.Schema(name="j", type=pb.Schema.Json), True)
     finally:
         await store.close()
