@@ -1,0 +1,1 @@
+"""Spark pipelines over pulsard through the stock pulsar-spark connector."""
