@@ -352,6 +352,13 @@ def close_consumer(consumer_id: int, request_id: int) -> BaseCommand:
     return cmd
 
 
+def reached_end_of_topic(consumer_id: int) -> BaseCommand:
+    """The topic was terminated and this consumer has acknowledged everything in it."""
+    cmd = BaseCommand(type=BaseCommand.REACHED_END_OF_TOPIC)
+    cmd.reachedEndOfTopic.consumer_id = _u64(consumer_id)
+    return cmd
+
+
 def active_consumer_change(consumer_id: int, is_active: bool) -> BaseCommand:
     cmd = BaseCommand(type=BaseCommand.ACTIVE_CONSUMER_CHANGE)
     cmd.active_consumer_change.consumer_id = _u64(consumer_id)

@@ -43,6 +43,8 @@ class BrokerService:
         self.policies = NamespacePolicies(self.metadata)
         self.connections: set = set()
         self._topics: dict[str, asyncio.Task[Topic]] = {}
+        #: Topics being unloaded: loading one again waits until it is closed.
+        self._unloading: dict[str, asyncio.Task] = {}
         self._producer_names = itertools.count()
         self._generation = 0
         self.backlog_quotas = BacklogQuotas(self)
@@ -98,6 +100,9 @@ class BrokerService:
             raise
 
     async def _load(self, name: TopicName, may_create: bool) -> "Topic | NonPersistentTopic":
+        unloading = self._unloading.get(str(name))
+        if unloading is not None:
+            await asyncio.wait([unloading])
         if not may_create and not await self._exists(name):
             raise TopicNotFound(f"Topic {name} does not exist")
         if not name.persistent:
@@ -139,7 +144,13 @@ class BrokerService:
         for subscription in list(topic.subscriptions.values()):
             for consumer in subscription.consumers:
                 consumer.close_by_broker()
-        await topic.close()
+        closing = asyncio.get_running_loop().create_task(topic.close())
+        self._unloading[str(name)] = closing
+        try:
+            await asyncio.shield(closing)
+        finally:
+            if self._unloading.get(str(name)) is closing:
+                del self._unloading[str(name)]
         log.info("unloaded topic %s", name)
         return True
 

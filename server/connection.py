@@ -41,6 +41,8 @@ MAX_PENDING_PUBLISHES = 1000
 RECENTLY_CLOSED_PRODUCERS = 1000
 #: Broker-initiated CLOSE_* carry no client request; -1 is what Pulsar sends.
 NO_REQUEST = -1
+#: The client library that handles REACHED_END_OF_TOPIC (C++, Python and Go drop the connection).
+END_OF_TOPIC_CLIENTS = ("Pulsar-Java-v",)
 #: Length of the fixed header before the metadata in a stored entry: magic, crc32c, metadata size.
 ENTRY_HEADER = 10
 
@@ -70,6 +72,8 @@ class Connection(asyncio.Protocol):
         self._ping_outstanding = False
         self._keepalive: asyncio.TimerHandle | None = None
         self.remote = "?"
+        #: Whether the client handles REACHED_END_OF_TOPIC (known from its CONNECT).
+        self.handles_end_of_topic = False
 
     # -- transport --------------------------------------------------------------------------
 
@@ -194,6 +198,7 @@ class Connection(asyncio.Protocol):
         if self._handshake_done:
             raise ProtocolError("CONNECT received twice")
         self._handshake_done = True
+        self.handles_end_of_topic = command.connect.client_version.startswith(END_OF_TOPIC_CLIENTS)
         version = negotiate_protocol_version(command.connect.protocol_version)
         self.write(commands.connected(SERVER_VERSION, version, self.config.max_message_size, FEATURES))
 

@@ -44,6 +44,7 @@ class Consumer:
     #: maxUnackedMessagesPerConsumer where it applies (Shared, Key_Shared); 0 = unlimited.
     max_unacked: int = field(default=0, init=False)
     blocked_on_unacked: bool = field(default=False, init=False)
+    told_end_of_topic: bool = field(default=False, init=False)
 
     @property
     def can_take_messages(self) -> bool:
@@ -103,6 +104,14 @@ class Consumer:
         if self.blocked_on_unacked and self.unacked_messages <= self.max_unacked // 2:
             self.blocked_on_unacked = False
         return messages
+
+    def reached_end_of_topic(self) -> None:
+        """Tell the client, once, that the terminated topic has nothing more for it. Only to
+        clients that handle REACHED_END_OF_TOPIC: the C++ (Python) and Go clients close the
+        connection on a command they do not know."""
+        if not self.told_end_of_topic and self.connection.handles_end_of_topic:
+            self.told_end_of_topic = True
+            self.connection.write(commands.reached_end_of_topic(self.consumer_id))
 
     def set_active(self, is_active: bool) -> None:
         self.connection.write(commands.active_consumer_change(self.consumer_id, is_active))

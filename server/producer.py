@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Callable
 
+from managed_ledger.errors import ManagedLedgerTerminatedError
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
 from protocol.entry import read_metadata
@@ -70,6 +71,12 @@ class Producer:
                    append: "asyncio.Future[Position]") -> None:
         self.pending -= 1
         self.connection.publish_completed()
+        if not append.cancelled() and isinstance(append.exception(), ManagedLedgerTerminatedError):
+            if tracked:
+                self.topic.deduplication.forget_pushed(self.name)
+            self.connection.write(commands.send_error(
+                self.producer_id, sequence_id, pb.TopicTerminatedError, "Topic was already terminated"))
+            return
         if append.cancelled() or append.exception() is not None:
             error = "cancelled" if append.cancelled() else repr(append.exception())
             log.warning("append to %s failed: %s", self.topic.name, error)

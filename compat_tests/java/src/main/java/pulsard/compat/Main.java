@@ -19,7 +19,7 @@ import java.util.concurrent.TimeoutException;
 public final class Main {
     static final Class<?>[] SCENARIO_CLASSES = {
         ProduceScenarios.class, SubscriptionScenarios.class, ReaderSeekScenarios.class,
-        TopicSchemaScenarios.class,
+        TopicSchemaScenarios.class, TerminationScenarios.class,
     };
     static final long SCENARIO_TIMEOUT_S = 40;
 
