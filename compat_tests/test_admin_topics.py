@@ -11,7 +11,7 @@ import pytest
 
 from compat_tests.admin_http import AdminHttp, reason
 from protocol import pulsar_api_pb2 as pb
-from compat_tests.helpers import entry_of, payloads, receive_n
+from compat_tests.helpers import AsyncSends, entry_of, expect_nothing, payloads, receive_n
 
 LATEST_ID = {"ledgerId": 2**63 - 1, "entryId": 2**63 - 1}
 EARLIEST_ID = {"ledgerId": -1, "entryId": -1}
@@ -297,6 +297,24 @@ def test_unload_reconnects_clients(http, namespace, broker, connect):
     producer.send(b"after")
     assert [m.data() for m in receive_n(consumer, 2)] == [b"before", b"after"]
     assert http.put(f"/admin/v2/persistent/{namespace}/never/unload").status_code == 404
+
+
+def test_unload_under_load_stores_every_message_once(http, namespace, broker, connect):
+    """Sends in flight when the broker closes their producer get their receipts before
+    CLOSE_PRODUCER: otherwise the client resends messages that are stored (duplicates)."""
+    client = connect(broker)
+    topic = f"persistent://{namespace}/unload-load"
+    producer = client.create_producer(topic, batching_enabled=False, block_if_queue_full=True)
+    bodies = payloads(600, "u")
+    sends = AsyncSends()
+    for i, body in enumerate(bodies):
+        producer.send_async(body, sends.callback_for(i))
+        if i in (150, 350):
+            assert http.put(f"/admin/v2/persistent/{namespace}/unload-load/unload").status_code == 204
+    assert [r for _, r, _ in sends.wait(len(bodies), timeout_s=30)] == [pulsar.Result.Ok] * len(bodies)
+    consumer = client.subscribe(topic, "all", initial_position=pulsar.InitialPosition.Earliest)
+    assert [m.data() for m in receive_n(consumer, len(bodies))] == bodies
+    expect_nothing(consumer)
 
 
 def test_delete_topic_with_clients_needs_force(http, namespace, broker, connect):

@@ -54,7 +54,7 @@ class Producer:
         if tracked:
             status = deduplication.check(self.name, sequence_id, highest_sequence_id)
             if status is not DedupStatus.NEW:
-                self._after_pending(partial(self._answer_duplicate, status, sequence_id, highest_sequence_id))
+                self.after_receipts(partial(self._answer_duplicate, status, sequence_id, highest_sequence_id))
                 return
         if self._persistence_failed:
             self.connection.publish_completed()
@@ -96,8 +96,9 @@ class Producer:
             )
         )
 
-    def _after_pending(self, answer: Callable[[], None]) -> None:
-        """Run answer after the receipts of earlier SENDs, so receipts keep arrival order."""
+    def after_receipts(self, answer: Callable[[], None]) -> None:
+        """Run answer after the receipts of earlier SENDs (receipts keep arrival order, and a
+        broker-initiated close follows what was sent before it)."""
         last = self._last_append
         if last is not None and not last.done():
             last.add_done_callback(lambda _: answer())
