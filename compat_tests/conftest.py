@@ -2,10 +2,12 @@
 
 - ``broker``: one broker per test module (default config), shared by its tests.
 - ``fresh_broker``: a broker of the test's own, for tests that kill -9 and restart it.
-- ``partitioned_broker`` / ``small_message_broker``: module brokers started with a config file.
+- ``partitioned_broker`` / ``small_message_broker`` / ``small_ledger_broker``: module brokers
+  started with a config file.
 - ``make_broker(config, prepare)``: a broker of the test's own with a config file.
 - ``connect(broker)``: a pulsar.Client for any of them, closed at teardown; ``client`` = connect(broker).
-- ``java_command`` / ``go_binaries``: the Java and Go scenario programs, built once per session.
+- ``java_command`` / ``admin_java_classpath`` / ``go_binaries``: the Java and Go scenario programs,
+  built once per session.
 
 When a test fails, the tails of its brokers' logs are added to the report.
 """
@@ -19,11 +21,12 @@ import pulsar
 import pytest
 
 from compat_tests.broker import READY_TIMEOUT_S, Broker, BrokerError
-from compat_tests.toolchains import build_go, build_java
+from compat_tests.toolchains import build_admin_java, build_go, build_java
 
 CLIENT_OPERATION_TIMEOUT_S = 10
 PARTITIONED_CONFIG = {"allowAutoTopicCreationType": "partitioned", "defaultNumPartitions": 3}
 SMALL_MESSAGE_CONFIG = {"maxMessageSize": 102400}
+SMALL_LEDGER_CONFIG = {"managedLedgerMaxEntriesPerLedger": 4, "managedLedgerMinLedgerRolloverTimeMinutes": 0}
 
 
 def _start(work_dir: Path, config: dict | None = None) -> Broker:
@@ -59,6 +62,12 @@ def partitioned_broker(tmp_path_factory):
 @pytest.fixture(scope="module")
 def small_message_broker(tmp_path_factory):
     yield from _broker_fixture(tmp_path_factory, "small-msg", SMALL_MESSAGE_CONFIG)
+
+
+@pytest.fixture(scope="module")
+def small_ledger_broker(tmp_path_factory):
+    """Ledgers roll over every 4 entries (internalStats across several ledgers)."""
+    yield from _broker_fixture(tmp_path_factory, "small-ledger", SMALL_LEDGER_CONFIG)
 
 
 @pytest.fixture
@@ -122,6 +131,12 @@ def client(broker, connect) -> pulsar.Client:
 def java_command() -> list[str]:
     """`java -cp ...` for compat_tests/java, compiled by Maven once per session."""
     return build_java()
+
+
+@pytest.fixture(scope="session")
+def admin_java_classpath() -> str:
+    """Classpath of compat_tests/admin_java (the official admin client), built once per session."""
+    return build_admin_java()
 
 
 @pytest.fixture(scope="session")

@@ -6,30 +6,18 @@ from __future__ import annotations
 
 import subprocess
 import uuid
-from pathlib import Path
 
 import pytest
 
-from compat_tests.toolchains import BUILD_TIMEOUT_S, require_tools, run_build
+from compat_tests.toolchains import BUILD_TIMEOUT_S
 
-PROJECT = Path(__file__).parent / "admin_java"
 RUN_TIMEOUT_S = 60
 
 
-@pytest.fixture(scope="module")
-def driver_classpath() -> str:
-    require_tools("java", "mvn")
-    run_build(["mvn", "-B", "-q", "compile",
-               "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies",
-               "-DoutputDirectory=target/lib", "-DincludeScope=runtime"],
-              PROJECT, "Maven build of compat_tests/admin_java")
-    return f"{PROJECT / 'target' / 'classes'}:{PROJECT / 'target' / 'lib'}/*"
-
-
 @pytest.mark.timeout(BUILD_TIMEOUT_S + RUN_TIMEOUT_S)
-def test_java_admin_client_drives_tenants_namespaces_topics_and_subscriptions(broker, driver_classpath):
+def test_java_admin_client_drives_tenants_namespaces_topics_and_subscriptions(broker, admin_java_classpath):
     tenant = f"java-{uuid.uuid4().hex[:8]}"
-    run = subprocess.run(["java", "-cp", driver_classpath, "pulsard.AdminDriver", broker.web_url, tenant],
+    run = subprocess.run(["java", "-cp", admin_java_classpath, "pulsard.AdminDriver", broker.web_url, tenant],
                          capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
     assert run.returncode == 0, run.stdout + run.stderr[-5000:]
     lines = run.stdout.splitlines()

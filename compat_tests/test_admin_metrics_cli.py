@@ -10,7 +10,7 @@ import uuid
 
 import pulsar
 
-from compat_tests.admin_http import AdminHttp
+from compat_tests.admin_http import AdminHttp, admin
 from compat_tests.broker import REPO_ROOT
 from compat_tests.helpers import payloads, receive_n, unique_topic
 
@@ -63,6 +63,29 @@ def test_topic_metrics_have_pulsar_names_labels_and_values(broker, client):
     assert samples[f"pulsar_storage_write_latency_sum{{{labels}}}"] > 0
 
 
+def test_non_persistent_topic_metrics(broker, client):
+    http = AdminHttp(broker.web_url)
+    name = f"non-persistent://public/default/{unique_topic('np-metrics')}"
+    consumer = client.subscribe(name, "live")
+    producer = client.create_producer(name, batching_enabled=False)
+    for body in payloads(5):
+        producer.send(body)
+    assert [m.data() for m in receive_n(consumer, 5, ack=True)] == payloads(5)
+    labels = f'cluster="standalone",namespace="public/default",topic="{name}"'
+
+    samples = scrape(http)
+    assert samples[f"pulsar_in_messages_total{{{labels}}}"] == 5
+    assert samples[f"pulsar_out_messages_total{{{labels}}}"] == 5
+    assert samples[f"pulsar_in_bytes_total{{{labels}}}"] > 0
+    assert samples[f"pulsar_producers_count{{{labels}}}"] == 1
+    assert samples[f"pulsar_subscriptions_count{{{labels}}}"] == 1
+    assert samples[f"pulsar_consumers_count{{{labels}}}"] == 1
+    assert samples[f"pulsar_msg_backlog{{{labels}}}"] == 0
+    assert samples[f'pulsar_subscription_back_log{{{labels},subscription="live"}}'] == 0
+    assert samples[f"pulsar_storage_size{{{labels}}}"] == 0
+    assert samples[f"pulsar_storage_write_latency_count{{{labels}}}"] == 0
+
+
 def test_python_client_with_an_http_service_url(broker):
     client = pulsar.Client(broker.web_url, operation_timeout_seconds=10,
                            logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn))
@@ -93,11 +116,6 @@ def test_python_client_over_http_finds_a_partitioned_topic(broker):
         assert sorted(m.data() for m in receive_n(consumer, 9)) == sorted(payloads(9))
     finally:
         client.close()
-
-
-def admin(broker, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "server", "admin", "--admin-url", broker.web_url, *args],
-                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=30)
 
 
 def test_cli_drives_tenants_namespaces_topics_and_subscriptions(broker, client):

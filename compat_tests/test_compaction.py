@@ -123,3 +123,22 @@ def test_on_demand_compaction_through_the_admin_api(make_broker, connect):
         time.sleep(0.1)
     assert status == {"status": "SUCCESS", "lastError": ""}
     assert read_compacted(client, topic) == COMPACTED
+
+
+def test_a_reader_from_the_start_gets_kept_entries_of_trimmed_ledgers(make_broker, connect):
+    """Without subscriptions the first ledger is trimmed once the unload seals it; a compacted
+    reader from the earliest message still gets its kept entries from the compacted view."""
+    broker = make_broker({})
+    client, http = connect(broker), AdminHttp(broker.web_url)
+    topic = f"persistent://public/default/{unique_topic('trimmed')}"
+    path = "/admin/v2/" + topic.replace("://", "/")
+    producer = client.create_producer(topic, batching_enabled=False)
+    send_keyed(producer, [("a", b"a-0"), ("b", b"b-1"), ("a", b"a-2")])
+    assert http.put(f"{path}/unload").status_code == 204
+    send_keyed(producer, [("b", b"b-3")])
+    assert http.put(f"{path}/compaction").status_code == 204
+    deadline = time.monotonic() + WAIT_S
+    while http.get(f"{path}/compaction").json()["status"] != "SUCCESS" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(http.get(f"{path}/internalStats").json()["ledgers"]) == 1   # the first one is gone
+    assert read_compacted(client, topic) == [b"a-2", b"b-3"]

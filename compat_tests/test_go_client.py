@@ -2,7 +2,8 @@
 
 compat_tests/go is compiled once per session into one test binary (`go test -c`); each Test
 function of it is one pytest test here, run against this module's two brokers (default config,
-and auto-created partitioned topics with 3 partitions).
+and auto-created partitioned topics with 3 partitions); the admin scenarios (admin_test.go,
+the official Go admin client) use the first broker's web port, PULSAR_WEB_URL.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ SCENARIO_TIMEOUT_S = 45
 def test_go_scenario(scenario, go_binaries, broker, partitioned_broker):
     go_binary = go_binaries[0]
     env = {**os.environ, "PULSAR_SERVICE_URL": broker.service_url,
-           "PULSAR_PARTITIONED_SERVICE_URL": partitioned_broker.service_url}
+           "PULSAR_PARTITIONED_SERVICE_URL": partitioned_broker.service_url, "PULSAR_WEB_URL": broker.web_url}
     done = subprocess.run(
         [str(go_binary), "-test.run", f"^{scenario}$", "-test.v", "-test.count=1",
          f"-test.timeout={SCENARIO_TIMEOUT_S}s"],

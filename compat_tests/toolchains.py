@@ -20,6 +20,7 @@ HERE = Path(__file__).resolve().parent
 JAVA_DIR = HERE / "java"
 GO_DIR = HERE / "go"
 JAVA_CLASSPATH_FILE = JAVA_DIR / "target" / "classpath.txt"
+ADMIN_JAVA_DIR = HERE / "admin_java"
 GO_BINARY = GO_DIR / "bin" / "compat.test"
 GO_CROSS_CLIENT = GO_DIR / "bin" / "crossclient"
 BUILD_TIMEOUT_S = 600      # a first build downloads the clients (Maven Central, Go module proxy)
@@ -59,6 +60,16 @@ def build_java() -> list[str]:
     return ["java", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", classpath]
 
 
+def build_admin_java() -> str:
+    """Compile compat_tests/admin_java (the official admin client) with Maven; return its classpath."""
+    require_tools("java", "mvn")
+    run_build(["mvn", "-B", "-q", "compile",
+               "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies",
+               "-DoutputDirectory=target/lib", "-DincludeScope=runtime"],
+              ADMIN_JAVA_DIR, "Maven build of compat_tests/admin_java")
+    return f"{ADMIN_JAVA_DIR / 'target' / 'classes'}:{ADMIN_JAVA_DIR / 'target' / 'lib'}/*"
+
+
 def build_go() -> tuple[Path, Path]:
     """Compile the Go scenarios into one test binary, and the cross-client program."""
     require_tools("go")
@@ -73,6 +84,13 @@ def java_scenarios() -> list[str]:
     """Names of the @Scenario methods, read from the sources (no toolchain needed to collect)."""
     pattern = re.compile(r"@Scenario\s+public static void (\w+)\(")
     return sorted(name for path in (JAVA_DIR / "src").rglob("*.java")
+                  for name in pattern.findall(path.read_text()))
+
+
+def connector_java_scenarios(project: str) -> list[str]:
+    """Names of the @ConnectorScenario methods of compat_tests/<project> (the Spark connector's calls)."""
+    pattern = re.compile(r"@ConnectorScenario\s+public static void (\w+)\(")
+    return sorted(name for path in (HERE / project / "src").rglob("*.java")
                   for name in pattern.findall(path.read_text()))
 
 

@@ -104,11 +104,20 @@ class CompactedCursor:
                     break
                 last = entries[-1].position
                 self._view_position = Position(last.ledger_id, last.entry_id + 1)
-                unacked = [e for e in entries if not self._cursor.is_deleted(e.position)]
+                unacked = [e for e in entries if not self._acknowledged(e.position)]
                 if unacked:
                     return unacked
             self._leave_view(view.horizon)
         return await self._cursor.read_entries_or_wait(max_entries)
+
+    def _acknowledged(self, position: Position) -> bool:
+        """Whether the subscription acknowledged a kept entry. Trimming moves every cursor's
+        mark-delete past the trimmed ledgers, but only a durable cursor had acknowledged
+        their entries (a trimmed ledger was behind every durable cursor); a reader that
+        starts at the beginning has not."""
+        if not self._cursor.durable and position < self._ledger.first_position():
+            return False
+        return self._cursor.is_deleted(position)
 
     def _leave_view(self, horizon: Position) -> None:
         """Past the horizon: the log takes over from the entry after it."""
@@ -121,9 +130,13 @@ class CompactedCursor:
         self._view_position = read_position
 
     def rewind(self) -> None:
+        """Back to the first unacknowledged entry: for a reader whose mark-delete is at the
+        start of the log, that is the view's first kept entry (see _acknowledged)."""
         self._cursor.rewind()
         mark_delete = self._cursor.mark_delete_position
-        self._view_position = Position(mark_delete.ledger_id, mark_delete.entry_id + 1)
+        after = Position(mark_delete.ledger_id, mark_delete.entry_id + 1)
+        from_start = not self._cursor.durable and after <= self._ledger.first_position()
+        self._view_position = Position(-1, -1) if from_start else after
 
     async def reset(self, position: Position) -> None:
         await self._cursor.reset(position)

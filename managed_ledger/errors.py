@@ -12,7 +12,7 @@ from bookkeeper.errors import (MetadataBadVersionError, MetadataNotFoundError,
 
 __all__ = [
     "ManagedLedgerError", "ManagedLedgerClosedError", "ManagedLedgerStorageError",
-    "CursorClosedError", "ConcurrentReadError", "MetadataStoreError",
+    "ManagedLedgerTerminatedError", "CursorClosedError", "ConcurrentReadError", "MetadataStoreError",
     "MetadataBadVersionError", "MetadataNotFoundError",
 ]
 
@@ -23,6 +23,10 @@ class ManagedLedgerError(Exception):
 
 class ManagedLedgerClosedError(ManagedLedgerError):
     """The managed ledger (or its factory) was closed or deleted."""
+
+
+class ManagedLedgerTerminatedError(ManagedLedgerError):
+    """The managed ledger was terminated: it takes no more entries, ever."""
 
 
 class ManagedLedgerStorageError(ManagedLedgerError):

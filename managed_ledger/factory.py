@@ -83,10 +83,12 @@ class ManagedLedgerFactoryImpl:
         self._closed = False
 
     async def open_ledger(self, name: str) -> ManagedLedgerImpl:
-        """Open or create; the same instance while it stays open."""
+        """Open or create; the same instance while it stays open. One that is closing (a
+        topic being unloaded) is waited for, then opened again as a new instance."""
         if self._closed:
             raise ManagedLedgerClosedError("managed ledger factory is closed")
-        ledger = self._ledgers.get(name)
+        while (ledger := self._ledgers.get(name)) is not None and ledger.closing:
+            await ledger.wait_closed()
         if ledger is not None:
             return ledger
         opening = self._opening.get(name)

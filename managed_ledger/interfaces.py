@@ -90,6 +90,14 @@ class ManagedLedger(Protocol):
     def number_of_entries(self) -> int: ...
 
     @property
+    def terminated(self) -> bool:
+        """True once terminate() began: appends fail with ManagedLedgerTerminatedError."""
+
+    async def terminate(self) -> Position:
+        """End the ledger for good after the adds in flight; returns its last entry (the same
+        one on every later call, and after a restart)."""
+
+    @property
     def total_size(self) -> int: ...
 
     @property

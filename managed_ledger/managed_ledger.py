@@ -33,7 +33,8 @@ from bookkeeper.interfaces import LedgerClient, ReadHandle, WriteHandle
 from .config import StorageConfig
 from .cursor import ManagedCursorImpl
 from .entry_cache import EntryCache
-from .errors import (ManagedLedgerClosedError, ManagedLedgerStorageError, MetadataStoreError)
+from .errors import (ManagedLedgerClosedError, ManagedLedgerStorageError, ManagedLedgerTerminatedError,
+                     MetadataStoreError)
 from .interfaces import MetadataStore
 from .latency import LatencyHistogram
 from .ledger_list import LedgerInfo, LedgerList
@@ -85,6 +86,7 @@ class ManagedLedgerImpl:
         self._metadata_lock = asyncio.Lock()
         self._state = ManagedLedgerState.LEDGER_NEEDED
         self._closing = False
+        self._closed = asyncio.Event()
         self.ledger_list = LedgerList()
         self._last_confirmed = Position(-1, -1)
         self._writer: WriteHandle | None = None
@@ -103,6 +105,11 @@ class ManagedLedgerImpl:
         self._trim_again = False
         self._compacted: CompactedLedger | None = None
         self._compacted_view: CompactedView | None = None
+        #: Set once terminated: the last entry there will ever be (persisted in the metadata).
+        self._terminated: Position | None = None
+        self._terminating: asyncio.Task[Position] | None = None
+        #: The latest add not yet resolved: termination waits for it (adds complete in order).
+        self._last_add: asyncio.Future[Position] | None = None
         self.retention = RetentionPolicy(config.retention_time_minutes, config.retention_size_mb)
         self.write_latency = LatencyHistogram()
 
@@ -123,6 +130,18 @@ class ManagedLedgerImpl:
     @property
     def last_confirmed_entry(self) -> Position:
         return self._last_confirmed
+
+    @property
+    def closing(self) -> bool:
+        """True from the moment close() begins (the factory then opens a new instance)."""
+        return self._closing
+
+    async def wait_closed(self) -> None:
+        await self._closed.wait()
+
+    @property
+    def terminated(self) -> bool:
+        return self._terminating is not None or self._terminated is not None
 
     @property
     def number_of_entries(self) -> int:
@@ -161,6 +180,7 @@ class ManagedLedgerImpl:
             self._metadata_version = found[1]
         ledgers = metadata.ledgers
         self._compacted = metadata.compacted
+        self._terminated = metadata.terminated
         for info in ledgers:
             await self._recover_ledger(info)
         empty = {info.ledger_id for info in ledgers if not info.entries}
@@ -206,9 +226,14 @@ class ManagedLedgerImpl:
         return await self.append(data)
 
     def append(self, data: bytes) -> "asyncio.Future[Position]":
-        if self._closing:
-            raise ManagedLedgerClosedError(f"managed ledger {self.name} is closed")
         future: asyncio.Future[Position] = self._loop.create_future()
+        if self._closing:
+            future.set_exception(ManagedLedgerClosedError(f"managed ledger {self.name} is closed"))
+            return future
+        if self.terminated:
+            future.set_exception(ManagedLedgerTerminatedError(f"managed ledger {self.name} was terminated"))
+            return future
+        self._last_add = future
         if self._state is ManagedLedgerState.WRITING:
             self._send(data, future, time.monotonic())
         else:
@@ -349,6 +374,32 @@ class ManagedLedgerImpl:
         except BookKeeperError as exc:
             logger.warning("managed ledger %s: sealing ledger %d failed: %s",
                            self.name, writer.ledger_id, exc)
+
+    # ---- termination ---------------------------------------------------------------------
+
+    async def terminate(self) -> Position:
+        """Refuse every later add, let the adds in flight finish, and persist the last entry
+        as the end of the ledger for good. Terminating again answers the same position."""
+        self._check_open()
+        if self._terminated is not None:
+            return self._terminated
+        if self._terminating is None:
+            self._terminating = self._loop.create_task(self._terminate())
+        return await asyncio.shield(self._terminating)
+
+    async def _terminate(self) -> Position:
+        try:
+            if self._last_add is not None:
+                await asyncio.gather(self._last_add, return_exceptions=True)
+            self._terminated = self._last_confirmed
+            await self._persist_metadata()
+        except BaseException:
+            self._terminated = None
+            raise
+        finally:
+            self._terminating = None
+        logger.info("managed ledger %s terminated at %s", self.name, self._terminated)
+        return self._terminated
 
     # ---- reading -------------------------------------------------------------------------
 
@@ -597,7 +648,7 @@ class ManagedLedgerImpl:
         async with self._metadata_lock:
             metadata = ManagedLedgerMetadata(
                 [LedgerInfo(info.ledger_id, info.entries, info.size, info.closed_at_ms)
-                 for info in self.ledger_list], self._compacted)
+                 for info in self.ledger_list], self._compacted, self._terminated)
             try:
                 self._metadata_version = await self.store.put(
                     self._path, metadata.encode(), self._metadata_version)
@@ -614,6 +665,14 @@ class ManagedLedgerImpl:
         if self._closing:
             return
         self._closing = True
+        try:
+            await self._shut_down()
+        finally:
+            self._on_closed(self)
+            self._closed.set()
+        logger.info("closed managed ledger %s", self.name)
+
+    async def _shut_down(self) -> None:
         if self._rollover_timer is not None:
             self._rollover_timer.cancel()
         for task in (self._rollover_task, self._trim_task):
@@ -636,8 +695,6 @@ class ManagedLedgerImpl:
             await self._persist_metadata()
         except ManagedLedgerStorageError:
             logger.exception("managed ledger %s: final metadata write failed", self.name)
-        self._on_closed(self)
-        logger.info("closed managed ledger %s", self.name)
 
 
 def _now_ms() -> int:

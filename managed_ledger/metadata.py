@@ -3,7 +3,8 @@
 Layout (names are percent-encoded, since topic names hold ``://`` and ``/``)::
 
     /managed-ledgers/<name>            {"ledgers": [{"id", "entries", "size", "closed_at"}, ...],
-                                        "compacted": {"ledger", "horizon": [l, e]}}
+                                        "compacted": {"ledger", "horizon": [l, e]},
+                                        "terminated": [l, e]}
     /managed-ledgers/<name>/<cursor>   {"mark_delete": [l, e], "acked": [[l, first, last]...],
                                         "batch_acks": [[l, e, [words...]], ...]}
 
@@ -50,6 +51,8 @@ class CompactedLedger:
 class ManagedLedgerMetadata:
     ledgers: list[LedgerInfo] = field(default_factory=list)
     compacted: CompactedLedger | None = None
+    #: The last entry of a terminated ledger (no appends after it, ever); None while open.
+    terminated: Position | None = None
 
     def encode(self) -> bytes:
         ledgers = [{"id": info.ledger_id, "entries": info.entries, "size": info.size,
@@ -59,15 +62,19 @@ class ManagedLedgerMetadata:
             horizon = self.compacted.horizon
             fields["compacted"] = {"ledger": self.compacted.ledger_id,
                                    "horizon": [horizon.ledger_id, horizon.entry_id]}
+        if self.terminated is not None:
+            fields["terminated"] = [self.terminated.ledger_id, self.terminated.entry_id]
         return json.dumps(fields, separators=(",", ":")).encode()
 
     @classmethod
     def decode(cls, raw: bytes) -> ManagedLedgerMetadata:
         fields = json.loads(raw)
         compacted = fields.get("compacted")
+        terminated = fields.get("terminated")
         return cls([LedgerInfo(item["id"], item["entries"], item["size"], item.get("closed_at", 0))
                     for item in fields["ledgers"]],
-                   CompactedLedger(compacted["ledger"], Position(*compacted["horizon"])) if compacted else None)
+                   CompactedLedger(compacted["ledger"], Position(*compacted["horizon"])) if compacted else None,
+                   Position(*terminated) if terminated else None)
 
     def ledger_ids(self) -> set[int]:
         """Every bookkeeper ledger this managed ledger owns (the compacted one included)."""

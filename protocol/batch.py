@@ -1,4 +1,5 @@
-"""Messages inside a stored entry, for the one place that looks inside: topic compaction.
+"""Messages inside a stored entry, for the places that look inside, off the hot path: topic
+compaction, and the admin API's peek and examine (which decompress).
 
 An entry's payload is compressed with the codec its metadata names; a batched payload is
 ``num_messages_in_batch`` x ``[u32 size][SingleMessageMetadata][payload]``. ``unpack`` yields

@@ -223,14 +223,15 @@ def producer_success(
     topic_epoch: int | None = None,
     producer_ready: bool = True,
 ) -> BaseCommand:
-    """PRODUCER_SUCCESS; ``producer_ready=False`` parks a WaitForExclusive producer."""
+    """PRODUCER_SUCCESS; ``producer_ready=False`` parks a WaitForExclusive producer.
+    schema_version is always set, empty without a schema (Pulsar's SchemaVersion.Empty): the Java
+    client 3.0.x reads it unconditionally and drops the connection when it is absent."""
     cmd = BaseCommand(type=BaseCommand.PRODUCER_SUCCESS)
     body = cmd.producer_success
     body.request_id = _u64(request_id)
     body.producer_name = producer_name
     body.last_sequence_id = last_sequence_id
-    if schema_version is not None:
-        body.schema_version = schema_version
+    body.schema_version = b"" if schema_version is None else schema_version
     if topic_epoch is not None:
         body.topic_epoch = _u64(topic_epoch)
     body.producer_ready = producer_ready
@@ -348,6 +349,13 @@ def close_consumer(consumer_id: int, request_id: int) -> BaseCommand:
     cmd = BaseCommand(type=BaseCommand.CLOSE_CONSUMER)
     cmd.close_consumer.consumer_id = _u64(consumer_id)
     cmd.close_consumer.request_id = _u64(request_id)
+    return cmd
+
+
+def reached_end_of_topic(consumer_id: int) -> BaseCommand:
+    """The topic was terminated and this consumer has acknowledged everything in it."""
+    cmd = BaseCommand(type=BaseCommand.REACHED_END_OF_TOPIC)
+    cmd.reachedEndOfTopic.consumer_id = _u64(consumer_id)
     return cmd
 
 

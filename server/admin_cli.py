@@ -165,6 +165,10 @@ COMMANDS: dict[str, dict[str, tuple[str, list[tuple[tuple[str, ...], dict]], Bui
         "last-message-id": ("show the last message id", [(("topic",), {})],
                             lambda a: Request("GET", topic_path(a.topic) + "/lastMessageId")),
         "unload": ("unload a topic", [(("topic",), {})], lambda a: Request("PUT", topic_path(a.topic) + "/unload")),
+        "terminate": ("end a topic for good: no more messages, consumers reach its end", [(("topic",), {})],
+                      lambda a: Request("POST", topic_path(a.topic) + "/terminate")),
+        "partitioned-terminate": ("terminate every partition of a partitioned topic", [(("topic",), {})],
+                                  lambda a: Request("POST", topic_path(a.topic) + "/terminate/partitions")),
         "subscriptions": ("list subscriptions", [(("topic",), {})],
                           lambda a: Request("GET", topic_path(a.topic) + "/subscriptions")),
         "create-subscription": (
@@ -213,7 +217,9 @@ COMMANDS: dict[str, dict[str, tuple[str, list[tuple[tuple[str, ...], dict]], Bui
         "upload": ("upload a schema (a JSON file {type, schema, properties})",
                    [(("topic",), {}), (("-f", "--filename"), {"required": True})],
                    lambda a: Request("POST", schema_path(a.topic), _read_json_file(a.filename))),
-        "delete": ("delete a topic's schema", [(("topic",), {})], lambda a: Request("DELETE", schema_path(a.topic))),
+        "delete": ("delete a topic's schema (-f: every version)",
+                   [(("topic",), {}), (("-f", "--force"), {"action": "store_true"})],
+                   lambda a: Request("DELETE", schema_path(a.topic), query={"force": str(a.force).lower()})),
     },
 }
 

@@ -43,8 +43,8 @@ class BrokerService:
         self.policies = NamespacePolicies(self.metadata)
         self.connections: set = set()
         self._topics: dict[str, asyncio.Task[Topic]] = {}
-        #: Topics being unloaded: a new load of one waits until its ledger is closed.
-        self._unloading: dict[str, asyncio.Task[None]] = {}
+        #: Topics being unloaded: loading one again waits until it is closed.
+        self._unloading: dict[str, asyncio.Task] = {}
         self._producer_names = itertools.count()
         self._generation = 0
         self.backlog_quotas = BacklogQuotas(self)
@@ -101,8 +101,8 @@ class BrokerService:
 
     async def _load(self, name: TopicName, may_create: bool) -> "Topic | NonPersistentTopic":
         unloading = self._unloading.get(str(name))
-        if unloading is not None:      # its ledger must be closed before it is opened again
-            await asyncio.shield(unloading)
+        if unloading is not None:
+            await asyncio.wait([unloading])
         if not may_create and not await self._exists(name):
             raise TopicNotFound(f"Topic {name} does not exist")
         if not name.persistent:
@@ -138,7 +138,13 @@ class BrokerService:
         loading = self._topics.pop(str(name), None)
         if loading is None or not loading.done() or loading.exception():
             return False
-        closing = asyncio.get_running_loop().create_task(self._close_unloaded(loading.result()))
+        topic = loading.result()
+        for producer in list(topic.producers):
+            producer.close_by_broker()
+        for subscription in list(topic.subscriptions.values()):
+            for consumer in subscription.consumers:
+                consumer.close_by_broker()
+        closing = asyncio.get_running_loop().create_task(topic.close())
         self._unloading[str(name)] = closing
         try:
             await asyncio.shield(closing)
@@ -147,16 +153,6 @@ class BrokerService:
                 del self._unloading[str(name)]
         log.info("unloaded topic %s", name)
         return True
-
-    @staticmethod
-    async def _close_unloaded(topic: "Topic | NonPersistentTopic") -> None:
-        """Its clients are told to reconnect at once; a load they cause waits for this close."""
-        for producer in list(topic.producers):
-            producer.close_by_broker()
-        for subscription in list(topic.subscriptions.values()):
-            for consumer in subscription.consumers:
-                consumer.close_by_broker()
-        await topic.close()
 
     async def delete_topic(self, name: TopicName, force: bool) -> None:
         """Delete a topic and its data; without force only while no client is connected."""
@@ -192,14 +188,19 @@ class BrokerService:
     async def topic_exists(self, name: TopicName) -> bool:
         return await self._exists(name) or await self.partitioned_count(name) > 0
 
-    async def partitions_of(self, name: TopicName) -> int:
+    async def partitions_of(self, name: TopicName, auto_create: bool = True) -> int:
         """PARTITIONED_METADATA: the stored count, or a new partitioned topic when the broker
-        auto-creates topics as partitioned and no plain topic of that name exists."""
-        if name.partition_index >= 0:
-            return 0
-        partitions = await self._stored_partitions(name)
-        if partitions or not self._auto_creates_partitioned(name) or await self._exists(name):
+        auto-creates topics as partitioned and no plain topic of that name exists. Asked not to
+        auto-create (PIP-344), a topic that does not exist is TopicNotFound, as in Pulsar."""
+        partitions = await self.partitioned_count(name)
+        if partitions:
             return partitions
+        if not auto_create:
+            if not await self._exists(name):
+                raise TopicNotFound(f"Topic {name} does not exist")
+            return 0
+        if name.partition_index >= 0 or not self._auto_creates_partitioned(name) or await self._exists(name):
+            return 0
         return await self.create_partitioned(name, self.config.default_num_partitions, exist_ok=True)
 
     def _auto_creates_partitioned(self, name: TopicName) -> bool:

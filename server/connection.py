@@ -33,12 +33,16 @@ log = logging.getLogger(__name__)
 
 Cmd = pb.BaseCommand
 SERVER_VERSION = "pulsard-0.1.0"
+#: Announced in CONNECTED: PARTITIONED_METADATA honours metadata_auto_creation_enabled (PIP-344).
+FEATURES = pb.FeatureFlags(supports_get_partitioned_metadata_without_auto_creation=True)
 #: Appends in flight on one connection before it stops reading (Pulsar's maxPendingPublishRequestsPerConnection).
 MAX_PENDING_PUBLISHES = 1000
 #: How many closed producer ids a connection remembers (for sends that were in flight).
 RECENTLY_CLOSED_PRODUCERS = 1000
 #: Broker-initiated CLOSE_* carry no client request; -1 is what Pulsar sends.
 NO_REQUEST = -1
+#: The client library that handles REACHED_END_OF_TOPIC (C++, Python and Go drop the connection).
+END_OF_TOPIC_CLIENTS = ("Pulsar-Java-v",)
 #: Length of the fixed header before the metadata in a stored entry: magic, crc32c, metadata size.
 ENTRY_HEADER = 10
 
@@ -70,6 +74,8 @@ class Connection(asyncio.Protocol):
         self.remote = "?"
         #: CONNECT's client_version, shown in publisher and consumer stats.
         self.client_version = ""
+        #: Whether the client handles REACHED_END_OF_TOPIC (known from its CONNECT).
+        self.handles_end_of_topic = False
 
     # -- transport --------------------------------------------------------------------------
 
@@ -200,8 +206,9 @@ class Connection(asyncio.Protocol):
             raise ProtocolError("CONNECT received twice")
         self._handshake_done = True
         self.client_version = command.connect.client_version
+        self.handles_end_of_topic = command.connect.client_version.startswith(END_OF_TOPIC_CLIENTS)
         version = negotiate_protocol_version(command.connect.protocol_version)
-        self.write(commands.connected(SERVER_VERSION, version, self.config.max_message_size))
+        self.write(commands.connected(SERVER_VERSION, version, self.config.max_message_size, FEATURES))
 
     def _on_ping(self, command: Cmd, frame: Frame) -> None:
         self.write(commands.pong())
@@ -222,7 +229,9 @@ class Connection(asyncio.Protocol):
         self._respond(request.request_id, self._partitions(request), commands.partitioned_metadata_failed)
 
     async def _partitions(self, request: pb.CommandPartitionedTopicMetadata) -> Cmd:
-        partitions = await self.broker.partitions_of(TopicName.parse(request.topic))
+        """Pulsar auto-creates metadata only if both the client (PIP-344) and the broker allow it."""
+        auto_create = request.metadata_auto_creation_enabled and self.config.allow_auto_topic_creation
+        partitions = await self.broker.partitions_of(TopicName.parse(request.topic), auto_create=auto_create)
         return commands.partitioned_metadata(request.request_id, partitions)
 
     # -- producing --------------------------------------------------------------------------
@@ -317,10 +326,12 @@ class Connection(asyncio.Protocol):
         self.write(commands.success(request.request_id))
 
     def close_producer_by_broker(self, producer: "Producer") -> None:
+        """CLOSE_PRODUCER (the client looks the topic up and reconnects), written after the
+        receipts of the SENDs already taken: else the client fails messages that are stored."""
         if self._producers.get(producer.producer_id) is producer:
             del self._producers[producer.producer_id]
             self._forget_producer(producer.producer_id)
-        self.write(commands.close_producer(producer.producer_id, NO_REQUEST))
+        producer.after_receipts(lambda: self.write(commands.close_producer(producer.producer_id, NO_REQUEST)))
 
     # -- consuming --------------------------------------------------------------------------
 

@@ -50,6 +50,7 @@ class Consumer:
     #: it does not know yet, and would never learn it is active.
     subscribed: bool = field(default=False, init=False)
     _held_active: bool | None = field(default=None, init=False)
+    told_end_of_topic: bool = field(default=False, init=False)
 
     @property
     def can_take_messages(self) -> bool:
@@ -109,6 +110,14 @@ class Consumer:
         if self.blocked_on_unacked and self.unacked_messages <= self.max_unacked // 2:
             self.blocked_on_unacked = False
         return messages
+
+    def reached_end_of_topic(self) -> None:
+        """Tell the client, once, that the terminated topic has nothing more for it. Only to
+        clients that handle REACHED_END_OF_TOPIC: the C++ (Python) and Go clients close the
+        connection on a command they do not know."""
+        if not self.told_end_of_topic and self.connection.handles_end_of_topic:
+            self.told_end_of_topic = True
+            self.connection.write(commands.reached_end_of_topic(self.consumer_id))
 
     def set_active(self, is_active: bool) -> None:
         if not self.subscribed:

@@ -41,6 +41,12 @@ class ConsumerAssignError(BrokerError):
     code = pb.ConsumerAssignError
 
 
+class TopicTerminated(BrokerError):
+    """The topic was terminated: no producer may publish on it again (clients treat it as final)."""
+
+    code = pb.TopicTerminatedError
+
+
 class NotAllowed(BrokerError):
     code = pb.NotAllowedError
 

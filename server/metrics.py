@@ -1,16 +1,25 @@
 """GET /metrics: Prometheus text with Pulsar's metric names and labels (cluster, namespace,
-topic; subscription for per-subscription backlog)."""
+topic; subscription for per-subscription backlog), for persistent and non-persistent topics
+(these store nothing: their storage metrics are 0, as in Pulsar)."""
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Union
 
+from managed_ledger.interfaces import ManagedLedger
 from managed_ledger.latency import WRITE_LATENCY_BOUNDS_MS
 
 from .config import BrokerConfig
+from .non_persistent_topic import NonPersistentTopic
 from .topic import Topic
 
-TopicValue = Callable[[Topic, float], float]
+AnyTopic = Union[Topic, NonPersistentTopic]
+TopicValue = Callable[[AnyTopic, float], float]
+
+
+def _stored(value: Callable[[ManagedLedger], float]) -> TopicValue:
+    """A storage metric: read from the topic's managed ledger; 0 for a non-persistent topic."""
+    return lambda t, w: value(t.ledger) if isinstance(t, Topic) else 0
 
 #: (name, type, help, value of a topic given the rate window)
 _TOPIC_METRICS: list[tuple[str, str, str, TopicValue]] = [
@@ -29,10 +38,11 @@ _TOPIC_METRICS: list[tuple[str, str, str, TopicValue]] = [
      lambda t, w: sum(len(s.consumers) for s in t.subscriptions.values())),
     ("pulsar_msg_backlog", "gauge", "Entries not yet acknowledged, summed over subscriptions",
      lambda t, w: sum(s.backlog() for s in t.subscriptions.values())),
-    ("pulsar_storage_size", "gauge", "Bytes stored for the topic", lambda t, w: t.ledger.total_size),
-    ("pulsar_storage_write_latency_count", "counter", "Entries added", lambda t, w: t.ledger.write_latency.count),
+    ("pulsar_storage_size", "gauge", "Bytes stored for the topic", _stored(lambda ledger: ledger.total_size)),
+    ("pulsar_storage_write_latency_count", "counter", "Entries added",
+     _stored(lambda ledger: ledger.write_latency.count)),
     ("pulsar_storage_write_latency_sum", "counter", "Milliseconds spent adding entries",
-     lambda t, w: t.ledger.write_latency.total_ms),
+     _stored(lambda ledger: ledger.write_latency.total_ms)),
 ]
 
 
@@ -41,7 +51,7 @@ def _bucket_name(bound: float) -> str:
 
 
 def _latency_bucket(index: int) -> TopicValue:
-    return lambda t, w: t.ledger.write_latency.counts[index]
+    return _stored(lambda ledger: ledger.write_latency.counts[index])
 
 
 _LATENCY_METRICS = [
@@ -59,7 +69,7 @@ def _number(value: float) -> str:
     return str(value) if isinstance(value, int) else f"{value:.6g}"
 
 
-def render(config: BrokerConfig, topics: Iterable[Topic]) -> str:
+def render(config: BrokerConfig, topics: Iterable[AnyTopic]) -> str:
     topics = sorted(topics, key=lambda t: str(t.name))
     cluster, window = _label(config.cluster_name), config.stats_update_frequency_in_secs
     labels = {t: f'cluster="{cluster}",namespace="{_label(t.name.namespace)}",topic="{_label(str(t.name))}"'

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Callable
 
+from managed_ledger.errors import ManagedLedgerTerminatedError
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
 from protocol.entry import read_metadata
@@ -55,7 +56,7 @@ class Producer:
         if tracked:
             status = deduplication.check(self.name, sequence_id, highest_sequence_id)
             if status is not DedupStatus.NEW:
-                self._after_pending(partial(self._answer_duplicate, status, sequence_id, highest_sequence_id))
+                self.after_receipts(partial(self._answer_duplicate, status, sequence_id, highest_sequence_id))
                 return
         if self._persistence_failed:
             self.connection.publish_completed()
@@ -72,6 +73,12 @@ class Producer:
                    append: "asyncio.Future[Position]") -> None:
         self.pending -= 1
         self.connection.publish_completed()
+        if not append.cancelled() and isinstance(append.exception(), ManagedLedgerTerminatedError):
+            if tracked:
+                self.topic.deduplication.forget_pushed(self.name)
+            self.connection.write(commands.send_error(
+                self.producer_id, sequence_id, pb.TopicTerminatedError, "Topic was already terminated"))
+            return
         if append.cancelled() or append.exception() is not None:
             error = "cancelled" if append.cancelled() else repr(append.exception())
             log.warning("append to %s failed: %s", self.topic.name, error)
@@ -91,8 +98,9 @@ class Producer:
             )
         )
 
-    def _after_pending(self, answer: Callable[[], None]) -> None:
-        """Run answer after the receipts of earlier SENDs, so receipts keep arrival order."""
+    def after_receipts(self, answer: Callable[[], None]) -> None:
+        """Run answer after the receipts of earlier SENDs (receipts keep arrival order, and a
+        broker-initiated close follows what was sent before it)."""
         last = self._last_append
         if last is not None and not last.done():
             last.add_done_callback(lambda _: answer())

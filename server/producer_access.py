@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Awaitable, Callable
 
 from protocol import pulsar_api_pb2 as pb
 
-from .errors import NotAllowed, ProducerBusy, ProducerFenced
+from .errors import BrokerError, NotAllowed, ProducerBusy, ProducerFenced
 
 if TYPE_CHECKING:
     from .producer import Producer
@@ -51,7 +51,7 @@ class ProducerAccess:
             self.producers.append(producer)
             return self.epoch
         if mode == pb.ExclusiveWithFencing:
-            self._fence_everyone()
+            self.evict_all(ProducerFenced("Fenced out"))
         elif self._exclusive is not None or self.producers or self._waiting:
             if mode == pb.Exclusive:
                 holder = f"an existing exclusive producer: {self._exclusive}" if self._exclusive else "existing shared producers"
@@ -63,14 +63,15 @@ class ProducerAccess:
         if any(p.name == producer.name for p in self.producers):
             raise ProducerBusy(f"Producer with name '{producer.name}' is already connected to topic {self.topic_name}")
 
-    def _fence_everyone(self) -> None:
-        """ExclusiveWithFencing: fail the queue, close every current producer."""
+    def evict_all(self, error: BrokerError) -> None:
+        """Fail the queue with error and close every current producer (ExclusiveWithFencing
+        taking over, or the topic terminated)."""
         waiting, self._waiting = list(self._waiting), deque()
         for queued, future in waiting:
             if not future.done():
-                future.set_exception(ProducerFenced("Fenced out"))
+                future.set_exception(error)
         for other in list(self.producers):
-            log.info("%s: fencing out producer %s", self.topic_name, other.name)
+            log.info("%s: closing producer %s: %s", self.topic_name, other.name, error)
             self.remove(other, promote=False)
             other.close_by_broker()
 

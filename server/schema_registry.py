@@ -4,6 +4,10 @@ Compatibility is checked on the schema type only: a new definition of the same t
 new version (Avro/JSON field-level rules are not checked yet); another type is refused.
 Producers and consumers that carry no schema (raw bytes) are not checked, as in Pulsar's
 default (schemaValidationEnforced=false).
+
+Deleting a schema adds a tombstone version, as Pulsar does: the latest schema is then gone,
+the versions before it are kept (by number) but no longer checked against, and the next schema
+starts a new version after the tombstone. A forced delete wipes every version.
 """
 
 from __future__ import annotations
@@ -49,38 +53,48 @@ class SchemaRegistry:
         parent = topic.partitioned_parent
         return f"/schemas/{quote(parent.namespace, safe='')}/{quote(parent.local_name, safe='')}"
 
-    async def _versions(self, topic: TopicName) -> tuple[list[pb.Schema], int | None]:
+    async def _versions(self, topic: TopicName) -> tuple[list[pb.Schema | None], int | None]:
+        """Every version ever stored (None for a delete tombstone), and the store's version."""
         stored = await self._metadata.get(self._path(topic))
         if stored is None:
             return [], None
         data, meta_version = stored
-        versions = []
+        versions: list[pb.Schema | None] = []
         for encoded in json.loads(data):
-            schema = pb.Schema()
-            schema.ParseFromString(b64decode(encoded))
-            versions.append(schema)
+            versions.append(None if encoded is None else pb.Schema.FromString(b64decode(encoded)))
         return versions, meta_version
 
+    async def _store(self, topic: TopicName, versions: list[pb.Schema | None], meta_version: int | None) -> None:
+        encoded = [None if v is None else b64encode(v.SerializeToString()).decode() for v in versions]
+        await self._metadata.put(self._path(topic), json.dumps(encoded).encode(),
+                                 -1 if meta_version is None else meta_version)
+
     async def get(self, topic: TopicName, version: int | None) -> tuple[pb.Schema, bytes] | None:
+        """The latest version (None once deleted), or the one numbered `version`."""
         versions, _ = await self._versions(topic)
-        if not versions:
-            return None
         index = len(versions) - 1 if version is None else version
-        if not 0 <= index < len(versions):
+        if not 0 <= index < len(versions) or versions[index] is None:
             return None
         return versions[index], schema_version_bytes(index)
 
-    async def all_versions(self, topic: TopicName) -> list[pb.Schema]:
-        return (await self._versions(topic))[0]
+    async def all_versions(self, topic: TopicName) -> list[tuple[int, pb.Schema]]:
+        """(version, schema) of the versions since the last delete."""
+        return _live((await self._versions(topic))[0])
 
-    async def delete(self, topic: TopicName) -> int | None:
-        """Forget every version of the topic's schema; the last version number, or None."""
+    async def delete(self, topic: TopicName, force: bool = False) -> int | None:
+        """Delete the schema: a tombstone version (its number is returned), or with force every
+        version (the last number is returned). None when there is no schema to delete."""
         async with self._writing:
             versions, meta_version = await self._versions(topic)
-            if not versions:
+            if not _live(versions):
                 return None
-            await self._metadata.delete(self._path(topic), meta_version)
-        log.info("schema of %s deleted", topic.partitioned_parent)
+            if force:
+                await self._metadata.delete(self._path(topic), meta_version)
+                log.info("schema of %s deleted with every version", topic.partitioned_parent)
+                return len(versions) - 1
+            versions.append(None)
+            await self._store(topic, versions, meta_version)
+        log.info("schema of %s deleted (tombstone version %d)", topic.partitioned_parent, len(versions) - 1)
         return len(versions) - 1
 
     async def register(self, topic: TopicName, schema: pb.Schema) -> bytes | None:
@@ -98,24 +112,30 @@ class SchemaRegistry:
         if schema.type in _UNCHECKED:
             return
         async with self._writing:
-            versions, _ = await self._versions(topic)
-            if versions:
-                _check_compatible(versions, schema)
+            live = [known for _, known in _live((await self._versions(topic))[0])]
+            if live:
+                _check_compatible(live, schema)
             elif topic_idle:
                 await self._register(topic, schema)
 
     async def _register(self, topic: TopicName, schema: pb.Schema) -> bytes:
         versions, meta_version = await self._versions(topic)
-        for index, known in enumerate(versions):
+        live = _live(versions)
+        for index, known in live:
             if _same(known, schema):
                 return schema_version_bytes(index)
-        _check_compatible(versions, schema)
+        _check_compatible([known for _, known in live], schema)
         versions.append(schema)
-        encoded = [b64encode(v.SerializeToString()).decode() for v in versions]
-        await self._metadata.put(self._path(topic), json.dumps(encoded).encode(),
-                                 -1 if meta_version is None else meta_version)
+        await self._store(topic, versions, meta_version)
         log.info("schema version %d registered for %s", len(versions) - 1, topic.partitioned_parent)
         return schema_version_bytes(len(versions) - 1)
+
+
+def _live(versions: list[pb.Schema | None]) -> list[tuple[int, pb.Schema]]:
+    """(number, schema) of the versions after the last tombstone."""
+    tombstones = [index for index, schema in enumerate(versions) if schema is None]
+    first = tombstones[-1] + 1 if tombstones else 0
+    return [(index, versions[index]) for index in range(first, len(versions))]
 
 
 def _check_compatible(versions: list[pb.Schema], schema: pb.Schema) -> None:

@@ -74,6 +74,7 @@ class Subscription:
             # what the old dispatcher held for replay is gone: read again from mark-delete (as Pulsar
             # rewinds when a multi-consumer dispatcher gets its first consumer)
             self.dispatcher.rewind()
+        self.notify_if_end_reached()
 
     def _check_compatible(self, consumer: "Consumer") -> None:
         """A consumer joining connected ones must match their type (and Key_Shared policy)."""
@@ -141,6 +142,7 @@ class Subscription:
             self._acknowledge_cumulative(consumer, ack)
         else:
             self._acknowledge_individual(consumer, ack)
+        self.notify_if_end_reached()
 
     def _acknowledge_individual(self, consumer: "Consumer", ack: pb.CommandAck) -> None:
         whole: list[Position] = []
@@ -180,6 +182,7 @@ class Subscription:
             self.dispatcher.acknowledged_up_to(consumer, position)
         for acked in [p for p in self.redelivery_counts if p <= position]:
             del self.redelivery_counts[acked]
+        self.notify_if_end_reached()
         return True
 
     def _acknowledge_in_part(self, consumer: "Consumer", position: Position, message_id: pb.MessageIdData) -> bool:
@@ -236,6 +239,14 @@ class Subscription:
         last = self.topic.ledger.last_confirmed_entry
         if last.entry_id >= 0 and last > self.cursor.mark_delete_position:
             self.cursor.mark_delete(last)
+        self.notify_if_end_reached()
+
+    def notify_if_end_reached(self) -> None:
+        """On a terminated topic, consumers that acknowledged everything learn that nothing
+        more will come (Pulsar's REACHED_END_OF_TOPIC)."""
+        if self.topic.terminated and self.consumers and self.cursor.backlog() == 0:
+            for consumer in self.consumers:
+                consumer.reached_end_of_topic()
 
     def backlog(self) -> int:
         return self.cursor.backlog()

@@ -15,7 +15,7 @@ from protocol.entry import read_metadata
 from .compaction import COMPACTION_CURSOR, TopicCompaction
 from .consumer import Consumer
 from .deduplication import DEDUPLICATION_CURSOR, MessageDeduplication
-from .errors import ConsumerBusy, NotAllowed, SubscriptionNotFound
+from .errors import ConsumerBusy, NotAllowed, SubscriptionNotFound, TopicTerminated
 from .message_id import position_of
 from .producer import Producer
 from .producer_access import ProducerAccess
@@ -80,7 +80,9 @@ class Topic(TopicBase):
 
     async def add_producer(self, connection: "Connection", request: pb.CommandProducer,
                            schema_version: bytes | None, on_queued: Callable[[Producer], None]) -> Producer:
-        """A topic over a hold or exception backlog quota takes no new producers."""
+        """A terminated topic, or one over a hold or exception backlog quota, takes no new producers."""
+        if self.terminated:
+            raise TopicTerminated("Topic was already terminated")
         await self.broker.backlog_quotas.check_producer_allowed(self)
         return await super().add_producer(connection, request, schema_version, on_queued)
 
@@ -88,12 +90,30 @@ class Topic(TopicBase):
         await self.broker.metadata.put(_state_path(self.name, "epoch"), str(epoch).encode())
 
     def publish(self, entry: bytes, num_messages: int) -> "asyncio.Future[Position]":
-        """Append one entry; the future resolves once it is durable. Arrival order is kept."""
-        self.stats.published(num_messages, len(entry))
+        """Append one entry; the future resolves once it is durable. Arrival order is kept.
+        On a terminated topic the future fails with ManagedLedgerTerminatedError."""
+        if not self.ledger.terminated:
+            self.stats.published(num_messages, len(entry))
         return self.ledger.append(entry)
 
     def holds_data(self) -> bool:
         return self.ledger.total_size > 0
+
+    # -- termination ------------------------------------------------------------------------
+
+    @property
+    def terminated(self) -> bool:
+        return self.ledger.terminated
+
+    async def terminate(self) -> Position:
+        """End the topic for good at its last message (as Pulsar's terminate): its producers
+        are closed (they fail when they come back), those waiting for exclusive access fail,
+        and subscriptions that have consumed everything are told so. Idempotent."""
+        end = await self.ledger.terminate()
+        self.access.evict_all(TopicTerminated("Topic was already terminated"))
+        for subscription in self.subscriptions.values():
+            subscription.notify_if_end_reached()
+        return end
 
     # -- consuming --------------------------------------------------------------------------
 

@@ -30,6 +30,11 @@ class TopicBase:
     subscriptions: dict
 
     @property
+    def terminated(self) -> bool:
+        """Only a persistent topic can be terminated."""
+        return False
+
+    @property
     def producers(self) -> list[Producer]:
         return self.access.producers
 

@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 
 def build_app(broker: BrokerService, resources: AdminResources) -> web.Application:
     async def metrics(request: web.Request) -> web.Response:
-        body = render(broker.config, broker.topics)
+        body = render(broker.config, [*broker.topics, *broker.non_persistent_topics])
         return web.Response(text=body, content_type="text/plain", charset="utf-8")
 
     app = web.Application(middlewares=[json_errors])

@@ -1,7 +1,7 @@
 // Package compat drives the official Go client (github.com/apache/pulsar-client-go) against
 // pulsard. compat_tests/test_go_client.py builds this package once (go test -c) and runs each
 // Test function as its own pytest test, with the broker URLs in PULSAR_SERVICE_URL and
-// PULSAR_PARTITIONED_SERVICE_URL.
+// PULSAR_PARTITIONED_SERVICE_URL, and the first broker's web port in PULSAR_WEB_URL.
 package compat
 
 import (

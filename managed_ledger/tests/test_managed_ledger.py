@@ -236,3 +236,18 @@ async def test_disk_full_fails_adds_then_writing_resumes_in_a_new_ledger(tmp_pat
         ledger = await factory.open_ledger(TOPIC)
         entries = await ledger.read_entries(ledger.first_position(), 10)
         assert [bytes(e.data) for e in entries] == [b"before", b"after"]
+
+
+async def test_open_while_closing_waits_and_opens_a_new_instance(tmp_path: Path) -> None:
+    async with open_storage(tmp_path) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        await ledger.add_entry(b"m0")
+        closing = asyncio.get_running_loop().create_task(ledger.close())
+        await asyncio.sleep(0)
+        assert ledger.closing
+        with pytest.raises(ManagedLedgerClosedError):
+            await ledger.append(b"refused, as a failed future")
+        reopened = await factory.open_ledger(TOPIC)
+        await closing
+        assert reopened is not ledger and reopened.number_of_entries == 1
+        assert (await reopened.add_entry(b"m1")).entry_id == 0

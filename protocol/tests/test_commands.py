@@ -49,6 +49,7 @@ BUILDERS: dict[str, tuple[Callable[[], pb.BaseCommand], int]] = {
     "ack_response": (lambda: commands.ack_response(19, 20), T.ACK_RESPONSE),
     "close_consumer": (lambda: commands.close_consumer(21, 22), T.CLOSE_CONSUMER),
     "active_consumer_change": (lambda: commands.active_consumer_change(23, True), T.ACTIVE_CONSUMER_CHANGE),
+    "reached_end_of_topic": (lambda: commands.reached_end_of_topic(24), T.REACHED_END_OF_TOPIC),
     "last_message_id": (lambda: commands.last_message_id(24, 25, -1, mark_delete=(25, -1)), T.GET_LAST_MESSAGE_ID_RESPONSE),
     "consumer_stats_response": (
         lambda: commands.consumer_stats_response(26, "c", 10, 2, 5, "Shared"), T.CONSUMER_STATS_RESPONSE,
@@ -129,7 +130,8 @@ def test_ack_response_reports_errors_only_on_failure() -> None:
 def test_producer_success_defaults() -> None:
     body = commands.producer_success(1, "p").producer_success
     assert body.last_sequence_id == -1 and body.producer_ready
-    assert not body.HasField("schema_version") and not body.HasField("topic_epoch")
+    assert body.HasField("schema_version") and body.schema_version == b""   # Java 3.0.x reads it always
+    assert not body.HasField("topic_epoch")
 
 
 def test_connected_feature_flags_only_when_given() -> None:

@@ -5,20 +5,17 @@ decompressed here, as Pulsar does, for the admin clients to split batches themse
 from __future__ import annotations
 
 import json
-import zlib
 from datetime import datetime, timezone
 
-import lz4.block
 from aiohttp import web
 
 from managed_ledger.position import Entry
 from protocol import pulsar_api_pb2 as pb
+from protocol.batch import decompress
 from protocol.entry import payload_of, read_metadata
+from protocol.errors import ProtocolError
 
 from .errors import PRECONDITION_FAILED, RestError
-
-Compression = pb.CompressionType
-
 
 def _format_time(millis: int) -> str:
     """Pulsar's DateFormatter: ISO-8601 with milliseconds and the UTC offset."""
@@ -27,15 +24,11 @@ def _format_time(millis: int) -> str:
 
 
 def _decompress(metadata: pb.MessageMetadata, payload: bytes) -> bytes:
-    codec = metadata.compression
-    if codec == Compression.NONE:
-        return payload
-    if codec == Compression.ZLIB:
-        return zlib.decompress(payload)
-    if codec == Compression.LZ4:
-        return lz4.block.decompress(payload, uncompressed_size=metadata.uncompressed_size)
-    raise RestError(PRECONDITION_FAILED,
-                    f"Messages compressed with {Compression.Name(codec)} cannot be decoded by this broker")
+    """The payload as the producer built it, whichever codec (LZ4, ZLIB, ZSTD, SNAPPY)."""
+    try:
+        return decompress(metadata.compression, payload, metadata.uncompressed_size)
+    except ProtocolError as exc:
+        raise RestError(PRECONDITION_FAILED, f"Message cannot be decoded: {exc}") from None
 
 
 def entry_response(entry: Entry) -> web.Response:

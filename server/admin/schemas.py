@@ -1,5 +1,6 @@
 """/admin/v2/schemas/{tenant}/{namespace}/{topic}/schema: the topic's schema versions, in
-Pulsar's GetSchemaResponse / PostSchemaPayload JSON, over the broker's schema registry."""
+Pulsar's GetSchemaResponse / PostSchemaPayload JSON, over the broker's schema registry.
+DELETE answers {"version": tombstone version} (`?force=true` wipes every version)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from protocol import pulsar_api_pb2 as pb
 from ..errors import InvalidTopicName
 from ..schema_registry import SchemaRegistry
 from ..topic_name import TopicName
-from .errors import BAD_REQUEST, NOT_FOUND, PRECONDITION_FAILED, RestError, read_json, require, rest_handler
+from .errors import (BAD_REQUEST, NOT_FOUND, PRECONDITION_FAILED, RestError, query_flag, read_json, require,
+                     rest_handler)
 from .namespaces import Namespaces
 
 SCHEMA_PATH = "/admin/v2/schemas/{tenant}/{namespace}/{topic}/schema"
@@ -87,7 +89,7 @@ def routes(registry: SchemaRegistry, namespaces: Namespaces) -> list[web.RouteDe
     @rest_handler
     async def all_versions(request: web.Request) -> web.Response:
         versions = await registry.all_versions(await topic_of(request))
-        return web.json_response({"getSchemaResponses": [schema_json(s, i) for i, s in enumerate(versions)]})
+        return web.json_response({"getSchemaResponses": [schema_json(s, i) for i, s in versions]})
 
     @rest_handler
     async def post(request: web.Request) -> web.Response:
@@ -98,7 +100,7 @@ def routes(registry: SchemaRegistry, namespaces: Namespaces) -> list[web.RouteDe
 
     @rest_handler
     async def delete(request: web.Request) -> web.Response:
-        version = await registry.delete(await topic_of(request))
+        version = await registry.delete(await topic_of(request), query_flag(request, "force"))
         require(version is not None, NOT_FOUND, "Schema not found")
         return web.json_response({"version": version})
 

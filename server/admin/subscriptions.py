@@ -1,5 +1,5 @@
 """Subscriptions of a persistent topic over REST: list, create at a position, delete, skip,
-clear backlog, expire, reset the cursor, peek and examine. On a partitioned topic every
+clear backlog, expire, reset the cursor, peek and examine (and a message by its id). On a partitioned topic every
 operation but peek applies to each partition, as in Pulsar."""
 
 from __future__ import annotations
@@ -192,16 +192,17 @@ def _peek_routes(access: TopicAccess) -> list[web.RouteDef]:
         return entry_response(entry)
 
     @rest_handler
-    async def get_by_id(request: web.Request) -> web.Response:
-        position = Position(_int_path(request, "ledgerId", 0), _int_path(request, "entryId", 0))
+    async def by_id(request: web.Request) -> web.Response:
+        """Pulsar's getMessageById: the entry at ledger/entry, whatever the subscriptions did."""
+        position = Position(_int_path(request, "ledger", 0), _int_path(request, "entry", 0))
         entry = await (await single_topic(request)).ledger.read_entry(position)
-        require(entry is not None, NOT_FOUND, f"Message ID {position} not found")
+        require(entry is not None, NOT_FOUND, "Message not found")
         return entry_response(entry)
 
     return [
         web.get(SUB + "/position/{position}", peek),
         web.get(TOPIC_PATH + "/examinemessage", examine),
-        web.get(TOPIC_PATH + "/ledger/{ledgerId}/entry/{entryId}", get_by_id),
+        web.get(TOPIC_PATH + "/ledger/{ledger}/entry/{entry}", by_id),
     ]
 
 

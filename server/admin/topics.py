@@ -1,6 +1,6 @@
 """/admin/v2/{persistent|non-persistent}/{tenant}/{namespace}[/{topic}...]: topic lifecycle,
-partitions, stats and internal stats, last message id, unload and compaction (PUT starts one,
-GET reports it). Termination answers 405: this broker does not implement it yet."""
+partitions, stats and internal stats, last message id, unload, compaction (PUT starts one,
+GET reports it) and termination."""
 
 from __future__ import annotations
 
@@ -8,14 +8,31 @@ from typing import Any
 
 from aiohttp import web
 
+from managed_ledger.position import Position
+
 from ..broker_service import MODE_NON_PERSISTENT, MODE_PERSISTENT
 from ..compaction import CompactionInProgress
+from ..topic_name import TopicName
 from .errors import (BAD_REQUEST, CONFLICT, METHOD_NOT_ALLOWED, NOT_ACCEPTABLE, NOT_FOUND, RestError,
                      no_content, query_flag, read_json, require, rest_handler)
 from .topic_access import NAMESPACE_TOPICS_PATH, TOPIC_PATH, TopicAccess
 from .topic_stats import internal_stats, partitioned_stats, topic_stats
 
 T = TOPIC_PATH
+
+
+#: The body type the Go admin client sends on create: {"partitions": N, "properties": {...}}.
+PARTITIONED_METADATA_MEDIA_TYPE = "application/vnd.partitioned-topic-metadata+json"
+
+
+async def _partitions_in(request: web.Request) -> int:
+    """The partition count of a request body: a JSON integer, or Pulsar's PartitionedTopicMetadata
+    object under its own media type (its properties are not kept by this broker)."""
+    body = await read_json(request)
+    if request.content_type == PARTITIONED_METADATA_MEDIA_TYPE:
+        require(isinstance(body, dict), BAD_REQUEST, "Expected a PartitionedTopicMetadata object")
+        body = body.get("partitions")
+    return _partition_count(body)
 
 
 def _partition_count(body: Any) -> int:
@@ -30,8 +47,14 @@ def _partition_count(body: Any) -> int:
     return body
 
 
+def _message_id(position: Position) -> dict[str, int]:
+    """Pulsar answers a termination with MessageIdImpl(ledger, entry, -1), partition or not."""
+    return {"ledgerId": position.ledger_id, "entryId": position.entry_id, "partitionIndex": -1}
+
+
 def routes(access: TopicAccess) -> list[web.RouteDef]:
-    return _lifecycle_routes(access) + _partition_routes(access) + _stats_routes(access)
+    return (_lifecycle_routes(access) + _partition_routes(access) + _stats_routes(access)
+            + _termination_routes(access))
 
 
 def _lifecycle_routes(access: TopicAccess) -> list[web.RouteDef]:
@@ -96,7 +119,7 @@ def _partition_routes(access: TopicAccess) -> list[web.RouteDef]:
     @rest_handler
     async def create_partitioned(request: web.Request) -> web.Response:
         name = await access.existing_namespace(request)
-        count = _partition_count(await read_json(request))
+        count = await _partitions_in(request)
         require(not await access.partitions(name), CONFLICT, "Partitioned topic already exists")
         require(not await broker.topic_exists(name), CONFLICT, "This topic already exists")
         require(name.partition_index < 0, BAD_REQUEST, "A partition cannot be a partitioned topic")
@@ -105,7 +128,7 @@ def _partition_routes(access: TopicAccess) -> list[web.RouteDef]:
 
     @rest_handler
     async def update_partitioned(request: web.Request) -> web.Response:
-        await broker.update_partitions(access.name(request), _partition_count(await read_json(request)))
+        await broker.update_partitions(access.name(request), await _partitions_in(request))
         return no_content()
 
     @rest_handler
@@ -166,13 +189,6 @@ def _stats_routes(access: TopicAccess) -> list[web.RouteDef]:
     async def compaction_status(request: web.Request) -> web.Response:
         return web.json_response((await access.topic(access.name(request))).compaction_status())
 
-    def not_supported(what: str):
-        @rest_handler
-        async def refuse(request: web.Request) -> web.Response:
-            await access.topic(access.name(request))   # 404 / 405 for what does not exist first
-            raise RestError(METHOD_NOT_ALLOWED, f"{what} is not supported by this broker")
-        return refuse
-
     return [
         web.get(T + "/stats", stats),
         web.get(T + "/partitioned-stats", stats_of_partitions),
@@ -180,5 +196,34 @@ def _stats_routes(access: TopicAccess) -> list[web.RouteDef]:
         web.get(T + "/lastMessageId", last_message_id),
         web.get(T + "/compaction", compaction_status),
         web.put(T + "/compaction", compact),
-        web.post(T + "/terminate", not_supported("Topic termination")),
+    ]
+
+
+def _termination_routes(access: TopicAccess) -> list[web.RouteDef]:
+    def persistent_name(request: web.Request) -> TopicName:
+        name = access.name(request)
+        require(name.persistent, METHOD_NOT_ALLOWED, "Termination of a non-persistent topic is not allowed")
+        return name
+
+    @rest_handler
+    async def terminate(request: web.Request) -> web.Response:
+        name = persistent_name(request)
+        require(not await access.partitions(name), METHOD_NOT_ALLOWED,
+                "Termination of a partitioned topic is not allowed")
+        return web.json_response(_message_id(await (await access.topic(name)).terminate()))
+
+    @rest_handler
+    async def terminate_partitions(request: web.Request) -> web.Response:
+        """Every partition; Pulsar answers {partition index: message id}."""
+        name = persistent_name(request)
+        count = await access.partitions(name)
+        require(count > 0, NOT_FOUND, "Partitioned Topic not found")
+        ends = {}
+        for index in range(count):
+            ends[str(index)] = _message_id(await (await access.topic(name.partition(index))).terminate())
+        return web.json_response(ends)
+
+    return [
+        web.post(T + "/terminate", terminate),
+        web.post(T + "/terminate/partitions", terminate_partitions),
     ]

@@ -4,7 +4,9 @@ concurrent registrations of a new topic's schema."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
+from typing import AsyncIterator
 
 import pytest
 
@@ -17,40 +19,39 @@ from server.topic_name import TopicName
 TOPIC = TopicName.parse("persistent://public/default/schemas")
 
 
+@contextlib.asynccontextmanager
+async def registry_in(directory: Path) -> AsyncIterator[SchemaRegistry]:
+    store = await SqliteMetadataStore.open(directory / "metadata.db")
+    try:
+        yield SchemaRegistry(store)
+    finally:
+        await store.close()
+
+
 def string_schema(**properties: str) -> pb.Schema:
     return pb.Schema(name="", type=pb.Schema.String, schema_data=b"",
                      properties=[pb.KeyValue(key=k, value=v) for k, v in properties.items()])
 
 
 async def test_racing_registrations_of_a_new_schema_share_version_zero(tmp_path: Path) -> None:
-    store = await SqliteMetadataStore.open(tmp_path / "metadata.db")
-    try:
-        registry = SchemaRegistry(store)
+    async with registry_in(tmp_path) as registry:
         versions = await asyncio.gather(*(registry.register(TOPIC, string_schema()) for _ in range(4)))
         assert versions == [schema_version_bytes(0)] * 4
         assert len(await registry.all_versions(TOPIC)) == 1
-    finally:
-        await store.close()
 
 
 async def test_properties_and_name_do_not_make_a_new_version(tmp_path: Path) -> None:
-    store = await SqliteMetadataStore.open(tmp_path / "metadata.db")
-    try:
-        registry = SchemaRegistry(store)
+    async with registry_in(tmp_path) as registry:
         assert await registry.register(TOPIC, string_schema()) == schema_version_bytes(0)
         java_string = string_schema(__charset="UTF-8")
         java_string.name = "String"
         assert await registry.register(TOPIC, java_string) == schema_version_bytes(0)
         redefined = pb.Schema(name="r", type=pb.Schema.String, schema_data=b"other")
         assert await registry.register(TOPIC, redefined) == schema_version_bytes(1)
-    finally:
-        await store.close()
 
 
 async def test_a_consumer_adopts_only_on_an_idle_topic_without_schema(tmp_path: Path) -> None:
-    store = await SqliteMetadataStore.open(tmp_path / "metadata.db")
-    try:
-        registry = SchemaRegistry(store)
+    async with registry_in(tmp_path) as registry:
         await registry.check_for_consumer(TOPIC, string_schema(), topic_idle=False)
         assert await registry.all_versions(TOPIC) == []
         await registry.check_for_consumer(TOPIC, string_schema(), topic_idle=True)
@@ -60,5 +61,3 @@ async def test_a_consumer_adopts_only_on_an_idle_topic_without_schema(tmp_path: 
         assert len(await registry.all_versions(TOPIC)) == 1
         with pytest.raises(IncompatibleSchema):
             await registry.check_for_consumer(TOPIC, pb.Schema(name="j", type=pb.Schema.Json), True)
-    finally:
-        await store.close()

@@ -1,5 +1,6 @@
 package pulsard.compat;
 
+import java.lang.annotation.Annotation;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
@@ -18,11 +19,16 @@ import java.util.concurrent.TimeoutException;
 public final class Main {
     static final Class<?>[] SCENARIO_CLASSES = {
         ProduceScenarios.class, SubscriptionScenarios.class, ReaderSeekScenarios.class,
-        TopicSchemaScenarios.class,
+        TopicSchemaScenarios.class, TerminationScenarios.class,
     };
     static final long SCENARIO_TIMEOUT_S = 40;
 
     public static void main(String[] args) throws Exception {
+        runAll(SCENARIO_CLASSES, Scenario.class, args);
+    }
+
+    /** Run the scenarios of these classes carrying this marker; args: two service URLs, then names. */
+    static void runAll(Class<?>[] classes, Class<? extends Annotation> marker, String[] args) throws Exception {
         Ctx ctx = new Ctx(args[0], args[1]);
         List<String> wanted = List.of(args).subList(2, args.length);
         ExecutorService runner = Executors.newCachedThreadPool(r -> {
@@ -30,7 +36,7 @@ public final class Main {
             t.setDaemon(true);
             return t;
         });
-        for (Method method : scenarios()) {
+        for (Method method : scenarios(classes, marker)) {
             if (wanted.isEmpty() || wanted.contains(method.getName())) {
                 report(method.getName(), run(runner, ctx, method));
             }
@@ -39,11 +45,11 @@ public final class Main {
         System.exit(0);
     }
 
-    static List<Method> scenarios() {
+    static List<Method> scenarios(Class<?>[] classes, Class<? extends Annotation> marker) {
         List<Method> out = new ArrayList<>();
-        for (Class<?> cls : SCENARIO_CLASSES) {
+        for (Class<?> cls : classes) {
             for (Method m : cls.getDeclaredMethods()) {
-                if (m.isAnnotationPresent(Scenario.class)) {
+                if (m.isAnnotationPresent(marker)) {
                     out.add(m);
                 }
             }
