@@ -36,11 +36,6 @@ async def _partitions_in(request: web.Request) -> int:
 
 
 def _partition_count(body: Any) -> int:
-    """A bare JSON integer, or PartitionedTopicMetadata {"partitions": N, "properties": ...} as the Go admin
-    client sends it (media type application/vnd.partitioned-topic-metadata+json)."""
-    if isinstance(body, dict):
-        require(not body.get("properties"), METHOD_NOT_ALLOWED, "Topic properties are not supported by this broker")
-        body = body.get("partitions")
     require(isinstance(body, int) and not isinstance(body, bool), BAD_REQUEST,
             "The number of partitions must be an integer")
     require(body > 0, NOT_ACCEPTABLE, "Number of partitions should be more than 0")
