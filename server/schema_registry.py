@@ -70,12 +70,12 @@ class SchemaRegistry:
                                  -1 if meta_version is None else meta_version)
 
     async def get(self, topic: TopicName, version: int | None) -> tuple[pb.Schema, bytes] | None:
-        """The latest version (None once deleted), or the one numbered `version`."""
-        versions, _ = await self._versions(topic)
-        index = len(versions) - 1 if version is None else version
-        if not 0 <= index < len(versions) or versions[index] is None:
-            return None
-        return versions[index], schema_version_bytes(index)
+        """The latest version, or the one numbered `version`; nothing from before the last
+        delete (as Pulsar: a deleted schema cannot be had, whatever its number)."""
+        live = dict(_live((await self._versions(topic))[0]))
+        index = max(live, default=-1) if version is None else version
+        schema = live.get(index)
+        return None if schema is None else (schema, schema_version_bytes(index))
 
     async def all_versions(self, topic: TopicName) -> list[tuple[int, pb.Schema]]:
         """(version, schema) of the versions since the last delete."""
