@@ -12,7 +12,7 @@ import pulsar
 import pytest
 
 from compat_tests.admin_http import AdminHttp, admin, reason
-from compat_tests.helpers import (data_of, entry_of, expect_nothing, payloads, receive_exactly, receive_n,
+from compat_tests.helpers import (AsyncSends, data_of, entry_of, expect_nothing, payloads, receive_exactly, receive_n,
                                   send_all, subscribe_earliest)
 
 SEND_TIMEOUT_MS = 5000
@@ -193,3 +193,25 @@ def test_a_producer_waiting_for_exclusive_access_fails_at_termination(http, clie
     assert not waiter.is_alive() and len(outcome) == 1 and isinstance(outcome[0], pulsar.TopicTerminated)
     with pytest.raises(pulsar.TopicTerminated):
         owner.send(b"after the end")
+
+
+def test_sends_racing_the_termination_end_stored_or_terminated(http, client):
+    """Every send racing the termination is either receipted (and stored before the end) or
+    failed as terminated; none is left to time out, and nothing is stored twice."""
+    topic = new_topic("race")
+    producer = client.create_producer(topic, batching_enabled=False, send_timeout_millis=SEND_TIMEOUT_MS,
+                                      block_if_queue_full=True)
+    sends = AsyncSends()
+    bodies = payloads(400, "race")
+    for i, body in enumerate(bodies):
+        producer.send_async(body, sends.callback_for(i))
+        if i == 200:
+            terminate(http, topic)
+    results = sorted(sends.wait(len(bodies), timeout_s=30), key=lambda r: r[0])
+    outcomes = {r for _, r, _ in results}
+    assert outcomes <= {pulsar.Result.Ok, pulsar.Result.TopicTerminated}, outcomes
+    stored = [bodies[i] for i, r, _ in results if r == pulsar.Result.Ok]
+    assert len(stored) >= 1 and stored == bodies[:len(stored)]
+    consumer = subscribe_earliest(client, topic, "all")
+    assert data_of(receive_n(consumer, len(stored))) == stored
+    expect_nothing(consumer)

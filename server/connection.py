@@ -325,12 +325,17 @@ class Connection(asyncio.Protocol):
             self._forget_producer(request.producer_id)
         self.write(commands.success(request.request_id))
 
-    def close_producer_by_broker(self, producer: "Producer") -> None:
-        """CLOSE_PRODUCER (the client looks the topic up and reconnects), written after the
-        receipts of the SENDs already taken: else the client fails messages that are stored."""
+    def detach_producer(self, producer: "Producer") -> None:
+        """Take no more SENDs for producer: those still arriving are dropped (the client
+        resends them once it has re-created the producer)."""
         if self._producers.get(producer.producer_id) is producer:
             del self._producers[producer.producer_id]
             self._forget_producer(producer.producer_id)
+
+    def close_producer_by_broker(self, producer: "Producer") -> None:
+        """CLOSE_PRODUCER (the client looks the topic up and reconnects), written after the
+        receipts of the SENDs already taken: else the client fails messages that are stored."""
+        self.detach_producer(producer)
         producer.after_receipts(lambda: self.write(commands.close_producer(producer.producer_id, NO_REQUEST)))
 
     # -- consuming --------------------------------------------------------------------------

@@ -108,7 +108,14 @@ class Topic(TopicBase):
     async def terminate(self) -> Position:
         """End the topic for good at its last message (as Pulsar's terminate): its producers
         are closed (they fail when they come back), those waiting for exclusive access fail,
-        and subscriptions that have consumed everything are told so. Idempotent."""
+        and subscriptions that have consumed everything are told so. Idempotent.
+
+        The producers take no SENDs from the start: one arriving after the end would get
+        TopicTerminatedError, which the Go client answers by forgetting the producer without
+        failing the message (it then times out); dropped, it is failed as terminated when the
+        client comes back."""
+        for producer in self.producers:
+            producer.connection.detach_producer(producer)
         end = await self.ledger.terminate()
         self.access.evict_all(TopicTerminated("Topic was already terminated"))
         for subscription in self.subscriptions.values():
