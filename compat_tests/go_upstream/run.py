@@ -69,7 +69,7 @@ EXCLUDED: dict[str, str] = {
 CAUSES: list[tuple[str, str]] = [
     (r"(?i)transaction|TxnID|TC_|coordinator", "transactions: pulsard has no transaction coordinator"),
     (r"(?i)testcontainers|docker", "needs Docker"),
-    (r"TopicTerminated|terminate", "topic termination (not in pulsard yet)"),
+    (r"TopicTerminated|terminate", "topic termination"),
     (r"http error status code: 404|status code: 404|404 Not Found", "admin REST endpoint answered 404"),
     (r"http error status code: (\d+)|status code: (\d+)", "admin REST answered an error status"),
     (r"panic: test timed out", "timed out inside go test"),
