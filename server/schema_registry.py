@@ -5,8 +5,8 @@ new version (Avro/JSON field-level rules are not checked yet); another type is r
 Producers and consumers that carry no schema (raw bytes) are not checked, as in Pulsar's
 default (schemaValidationEnforced=false).
 
-Deleting a schema adds a tombstone version, as Pulsar does: the latest schema is then gone,
-the versions before it are kept (by number) but no longer checked against, and the next schema
+Deleting a schema adds a tombstone version, as Pulsar does: the versions before it stay in the
+store but are neither served (latest or by number) nor checked against, and the next schema
 starts a new version after the tombstone. A forced delete wipes every version.
 """
 

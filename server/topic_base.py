@@ -3,7 +3,7 @@ the bookkeeping of its subscriptions' consumers."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from protocol import pulsar_api_pb2 as pb
 
@@ -52,7 +52,7 @@ class TopicBase:
             access_mode=request.producer_access_mode,
             schema_version=schema_version,
             requested_epoch=request.topic_epoch if request.HasField("topic_epoch") else None,
-            metadata={kv.key: kv.value for kv in request.metadata},
+            metadata=key_values(request.metadata),
         )
         producer.topic_epoch = await self.access.admit(producer, producer.requested_epoch, lambda: on_queued(producer))
         return producer
@@ -86,7 +86,7 @@ class TopicBase:
             priority_level=command.priority_level,
             partition_index=self.name.partition_index,
             key_shared_meta=key_shared_meta_of(command),
-            metadata={kv.key: kv.value for kv in command.metadata},
+            metadata=key_values(command.metadata),
         )
 
     def forget_subscription(self, subscription) -> None:
@@ -99,6 +99,11 @@ class TopicBase:
         """Unsubscribing is refused while other consumers are connected (as Pulsar does)."""
         if any(c is not consumer for c in subscription.consumers):
             raise ConsumerBusy(f"Subscription {subscription.name} has other connected consumers")
+
+
+def key_values(pairs: Iterable[pb.KeyValue]) -> dict[str, str]:
+    """The metadata a client attaches to PRODUCER or SUBSCRIBE (shown in stats)."""
+    return {pair.key: pair.value for pair in pairs}
 
 
 def key_shared_meta_of(command: pb.CommandSubscribe) -> pb.KeySharedMeta | None:

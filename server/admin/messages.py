@@ -15,6 +15,7 @@ from protocol.batch import decompress
 from protocol.entry import payload_of, read_metadata
 from protocol.errors import ProtocolError
 
+from ..topic_base import key_values
 from .errors import PRECONDITION_FAILED, RestError
 
 def _format_time(millis: int) -> str:
@@ -46,6 +47,6 @@ def entry_response(entry: Entry) -> web.Response:
     if metadata.HasField("partition_key"):
         headers["X-Pulsar-partition-key"] = metadata.partition_key
     if metadata.properties:
-        headers["X-Pulsar-PROPERTY"] = json.dumps({p.key: p.value for p in metadata.properties})
+        headers["X-Pulsar-PROPERTY"] = json.dumps(key_values(metadata.properties))
     body = _decompress(metadata, bytes(payload_of(entry.data)))
     return web.Response(body=body, headers=headers, content_type="application/octet-stream")

@@ -14,6 +14,7 @@ from protocol import pulsar_api_pb2 as pb
 
 from ..errors import InvalidTopicName
 from ..schema_registry import SchemaRegistry
+from ..topic_base import key_values
 from ..topic_name import TopicName
 from .errors import (BAD_REQUEST, NOT_FOUND, PRECONDITION_FAILED, RestError, query_flag, read_json, require,
                      rest_handler)
@@ -37,7 +38,7 @@ def schema_json(schema: pb.Schema, version: int) -> dict[str, Any]:
     return {
         "version": version, "type": _REST_TYPES.get(schema.type, "NONE"),
         "data": schema.schema_data.decode("utf-8", errors="replace"),
-        "properties": {p.key: p.value for p in schema.properties},
+        "properties": key_values(schema.properties),
     }
 
 
