@@ -102,13 +102,43 @@ def test_batch_index_acks_survive_kill9(fresh_batch_ack_broker, connect):
     receive_exactly(again, contents[1::2])
 
 
-def test_without_the_broker_setting_a_partial_ack_acknowledges_the_whole_batch(client):
-    """As in Pulsar: with acknowledgmentAtBatchIndexLevelEnabled off the broker ignores ack_set,
-    so a client that sends batch-index acks acknowledges the whole entry with the first one."""
+def test_without_the_broker_setting_a_partly_acked_batch_is_delivered_again_whole(client):
+    """As in Pulsar: with acknowledgmentAtBatchIndexLevelEnabled off (the default) the broker
+    ignores ack sets, so a batch acknowledged in part stays unacknowledged and comes back whole.
+    (pulsard used to take the first partial ack for the whole entry: 3 of 10 messages lost.)"""
+    topic = unique_topic()
+    consumer = subscribe(client, topic)
+    contents = one_batch(client, topic)
+    received = receive_n(consumer, BATCH)
+    for msg in received[:7]:
+        consumer.acknowledge(msg)
+    consumer.close()
+
+    again = subscribe(client, topic)
+    receive_exactly(again, contents)
+
+
+def test_without_the_broker_setting_a_partial_cumulative_ack_keeps_the_batch(client):
+    """A cumulative ack inside a batch moves the mark-delete only up to the entry before it."""
     topic = unique_topic()
     consumer = subscribe(client, topic)
     one_batch(client, topic)
-    consumer.acknowledge(receive_n(consumer, BATCH)[3])
+    second = one_batch(client, topic)
+    received = receive_n(consumer, 2 * BATCH)
+    consumer.acknowledge_cumulative(received[BATCH + 4])
+    consumer.close()
+
+    again = subscribe(client, topic)
+    receive_exactly(again, second)
+
+
+def test_without_the_broker_setting_a_fully_acked_batch_is_gone(client):
+    """Every index acknowledged one by one: the client's last ack names the whole entry."""
+    topic = unique_topic()
+    consumer = subscribe(client, topic)
+    one_batch(client, topic)
+    for msg in receive_n(consumer, BATCH):
+        consumer.acknowledge(msg)
     consumer.close()
 
     expect_nothing(subscribe(client, topic))

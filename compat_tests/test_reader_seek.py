@@ -134,6 +134,25 @@ def test_seek_to_timestamp_starts_at_first_message_published_since(client):
     assert data_of(receive_n(consumer, 10)) == before + after
 
 
+def test_seek_to_the_exact_publish_time_of_a_message_starts_at_that_message(client):
+    """Pulsar resumes at the first message published at the time or later; pulsard used to
+    resume after the message published exactly then."""
+    topic = unique_topic()
+    consumer = subscribe_earliest(client, topic, "seek-exact-time")
+    producer = client.create_producer(topic, batching_enabled=False)
+    for content in payloads(6):
+        producer.send(content)
+        time.sleep(0.005)   # a distinct publish millisecond each
+    received = receive_n(consumer, 6, ack=True)
+    target = received[3]
+    assert received[2].publish_timestamp() < target.publish_timestamp()
+
+    consumer.seek(target.publish_timestamp())
+
+    assert data_of(receive_n(consumer, 3)) == data_of(received[3:])
+    expect_nothing(consumer)
+
+
 # -- last message id --------------------------------------------------------------------------
 def test_last_message_id_of_an_empty_topic_has_no_entry(client):
     consumer = client.subscribe(unique_topic(), "last-empty")

@@ -186,13 +186,16 @@ class Subscription:
         return True
 
     def _acknowledge_in_part(self, consumer: "Consumer", position: Position, message_id: pb.MessageIdData) -> bool:
-        """Record a partial batch acknowledgement (bits SET in ack_set = still unacknowledged);
-        False when the batch is now wholly acknowledged, or ack sets are not honoured
-        (acknowledgmentAtBatchIndexLevelEnabled off, as in Pulsar). The cursor merges it with
+        """True when message_id acknowledges only part of a batch (bits SET in ack_set = still
+        unacknowledged), so the entry stays unacknowledged. With acknowledgmentAtBatchIndexLevelEnabled
+        the part is recorded; without it the ack set is ignored and the whole batch is delivered
+        again later (as Pulsar), never taken as acknowledged. The cursor merges the part with
         earlier ones: a client that got a redelivered batch reports the indexes it skipped as
         unacknowledged, and only every ack agreeing keeps a message unacknowledged."""
-        if not (self.topic.broker.config.batch_index_ack_enabled and any(message_id.ack_set)):
+        if not any(message_id.ack_set):
             return False
+        if not self.topic.broker.config.batch_index_ack_enabled:
+            return True
         words = self.cursor.ack_batch_indexes(position, list(message_id.ack_set))
         if words is None:
             return False

@@ -231,8 +231,8 @@ class Topic(TopicBase):
         return last, (largest_batch_index(entry) if entry is not None else -1)
 
     async def find_position_by_publish_time(self, timestamp_ms: int) -> Position:
-        """The first entry published after timestamp_ms (where a seek by time resumes)."""
-        newest = await self.ledger.find_newest_matching(lambda e: publish_time(e) <= timestamp_ms)
+        """The first entry published at timestamp_ms or later (where a seek by time resumes)."""
+        newest = await self.ledger.find_newest_matching(lambda e: publish_time(e) < timestamp_ms)
         return self.ledger.first_position() if newest is None else self.ledger.next_position(newest)
 
     async def close(self) -> None:
