@@ -12,7 +12,7 @@ from bookkeeper.errors import (MetadataBadVersionError, MetadataNotFoundError,
 
 __all__ = [
     "ManagedLedgerError", "ManagedLedgerClosedError", "ManagedLedgerStorageError",
-    "ManagedLedgerTerminatedError", "CursorClosedError", "ConcurrentReadError", "MetadataStoreError",
+    "ManagedLedgerTerminatedError", "CursorClosedError", "DataDirInUseError", "ConcurrentReadError", "MetadataStoreError",
     "MetadataBadVersionError", "MetadataNotFoundError",
 ]
 
@@ -27,6 +27,10 @@ class ManagedLedgerClosedError(ManagedLedgerError):
 
 class ManagedLedgerTerminatedError(ManagedLedgerError):
     """The managed ledger was terminated: it takes no more entries, ever."""
+
+
+class DataDirInUseError(ManagedLedgerError):
+    """Another process holds the data directory: opening it too would destroy data."""
 
 
 class ManagedLedgerStorageError(ManagedLedgerError):

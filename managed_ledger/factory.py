@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from contextlib import AsyncExitStack
 
 from bookkeeper.config import MB
 from bookkeeper.errors import BookKeeperError, MetadataNotFoundError
@@ -17,6 +18,7 @@ from bookkeeper.ledger import BookKeeper
 from bookkeeper.metadata_store import SqliteMetadataStore
 
 from .config import StorageConfig
+from .data_dir_lock import DataDirLock
 from .entry_cache import EntryCache
 from .errors import ManagedLedgerClosedError
 from .interfaces import MetadataStore
@@ -32,21 +34,23 @@ async def open_metadata_store(config: StorageConfig) -> SqliteMetadataStore:
     return await SqliteMetadataStore.open(config.data_dir / "metadata" / "metadata.db")
 
 
-async def open_factory(config: StorageConfig) -> ManagedLedgerFactoryImpl:
-    """Open (recovering after any crash) the storage under config.data_dir."""
-    store = await open_metadata_store(config)
-    try:
+async def open_factory(config: StorageConfig, lock: DataDirLock | None = None) -> ManagedLedgerFactoryImpl:
+    """Open (recovering after any crash) the storage under config.data_dir.
+
+    The data directory's lock is taken first (or given, already held, by a caller that took it
+    before binding its ports); the factory holds it until close(), or releases it at once if
+    opening fails.
+    """
+    lock = lock or DataDirLock.acquire(config.data_dir)
+    async with AsyncExitStack() as undo_on_failure:
+        undo_on_failure.callback(lock.release)
+        store = await open_metadata_store(config)
+        undo_on_failure.push_async_callback(store.close)
         bookkeeper = await BookKeeper.open(config.data_dir / "bookie", config.bookie, store)
-    except BaseException:
-        await store.close()
-        raise
-    try:
+        undo_on_failure.push_async_callback(bookkeeper.close)
         await _delete_orphan_ledgers(store, bookkeeper)
-    except BaseException:
-        await bookkeeper.close()
-        await store.close()
-        raise
-    return ManagedLedgerFactoryImpl(config, store, bookkeeper)
+        undo_on_failure.pop_all()
+    return ManagedLedgerFactoryImpl(config, store, bookkeeper, lock)
 
 
 async def _delete_orphan_ledgers(store: MetadataStore, bookkeeper: BookKeeper) -> None:
@@ -72,8 +76,9 @@ class ManagedLedgerFactoryImpl:
     """Implements interfaces.ManagedLedgerFactory."""
 
     def __init__(self, config: StorageConfig, store: SqliteMetadataStore,
-                 bookkeeper: BookKeeper) -> None:
+                 bookkeeper: BookKeeper, lock: DataDirLock) -> None:
         self.config = config
+        self._lock = lock
         self.metadata_store: MetadataStore = store
         self._store = store
         self.bookkeeper = bookkeeper
@@ -152,8 +157,11 @@ class ManagedLedgerFactoryImpl:
         for ledger, outcome in zip(ledgers, outcomes):
             if isinstance(outcome, Exception):
                 logger.error("closing managed ledger %s: %s", ledger.name, outcome)
-        await self.bookkeeper.close()
-        await self._store.close()
+        try:
+            await self.bookkeeper.close()
+            await self._store.close()
+        finally:
+            self._lock.release()
         logger.info("managed ledger factory closed")
 
 

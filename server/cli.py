@@ -10,6 +10,8 @@ from pathlib import Path
 
 import uvloop
 
+from managed_ledger.errors import DataDirInUseError
+
 from .admin_cli import add_admin_parser, run_admin
 from .config import BrokerConfig, read_conf_file
 from .errors import BrokerError
@@ -70,5 +72,5 @@ def main(argv: list[str] | None = None) -> None:
             print(uvloop.run(namespace_policies_command(config, args.action, args.namespace, args.fields)))
         else:
             uvloop.run(run_standalone(config))
-    except (OSError, ValueError, BrokerError) as exc:
+    except (OSError, ValueError, BrokerError, DataDirInUseError) as exc:
         sys.exit(f"pulsard: {exc}")

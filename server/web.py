@@ -7,6 +7,7 @@ keep-alive and request limits that would otherwise be hand-written here.
 from __future__ import annotations
 
 import logging
+import socket
 
 from aiohttp import web
 
@@ -28,11 +29,11 @@ def build_app(broker: BrokerService, resources: AdminResources) -> web.Applicati
     return app
 
 
-async def start_web(broker: BrokerService, host: str, port: int) -> web.AppRunner:
-    """Create the admin resources Pulsar standalone starts with, then serve."""
+async def start_web(broker: BrokerService, sock: socket.socket) -> web.AppRunner:
+    """Create the admin resources Pulsar standalone starts with, then serve on sock."""
     resources = AdminResources(broker)
     await resources.bootstrap()
     runner = web.AppRunner(build_app(broker, resources), access_log=None)
     await runner.setup()
-    await web.TCPSite(runner, host, port, reuse_address=True).start()
+    await web.SockSite(runner, sock).start()
     return runner

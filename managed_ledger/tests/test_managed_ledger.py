@@ -12,7 +12,7 @@ import pytest
 from bookkeeper.config import BookieConfig
 from bookkeeper.entry_log import list_entry_logs
 from managed_ledger.config import StorageConfig
-from managed_ledger.errors import ManagedLedgerClosedError, ManagedLedgerStorageError
+from managed_ledger.errors import DataDirInUseError, ManagedLedgerClosedError, ManagedLedgerStorageError
 from managed_ledger.factory import open_factory
 from managed_ledger.position import Entry, InitialPosition, Position
 
@@ -83,6 +83,7 @@ async def test_open_ledger_left_open_by_a_dead_process(tmp_path: Path) -> None:
     # simulate a crash: stop the storage threads without closing the managed ledger
     await factory.bookkeeper.close()
     await factory.metadata_store.close()
+    factory._lock.release()   # as the kernel does for a dead process
     async with open_storage(tmp_path) as factory:
         ledger = await factory.open_ledger(TOPIC)
         assert ledger.last_confirmed_entry == written[-1]
@@ -251,3 +252,11 @@ async def test_open_while_closing_waits_and_opens_a_new_instance(tmp_path: Path)
         await closing
         assert reopened is not ledger and reopened.number_of_entries == 1
         assert (await reopened.add_entry(b"m1")).entry_id == 0
+
+
+async def test_a_data_dir_is_opened_by_one_factory_at_a_time(tmp_path: Path) -> None:
+    async with open_storage(tmp_path):
+        with pytest.raises(DataDirInUseError, match=f"pid {os.getpid()}"):
+            await open_factory(StorageConfig(tmp_path))
+    async with open_storage(tmp_path):   # free again once closed
+        pass
