@@ -1,4 +1,5 @@
-"""kill -9 at each step of a flush, a checkpoint, a compaction and a start-up replay: after restart every
+"""kill -9 at each step of a flush, a checkpoint, a compaction, a start-up replay and a journal
+rotation: after restart every
 acknowledged entry reads back with its bytes, deleted ledgers stay deleted, and the bookie
 keeps working (no manual repair)."""
 
@@ -39,13 +40,14 @@ async def test_kill_at_each_storage_step_loses_no_acknowledged_entry(tmp_path: P
     doomed = int(next(line.split()[1] for line in lines if line.startswith("DOOMED")))
     acked = [tuple(map(int, line.split()[1:])) for line in lines if line.startswith("ACK")]
     kept_entries = [entry for ledger, entry in acked if ledger == kept]
-    assert len(kept_entries) == 100
+    assert len(kept_entries) >= 100 and kept_entries == list(range(len(kept_entries)))
+    last = kept_entries[-1]
 
     for _restart in range(2):
         async with open_bookkeeper(tmp_path) as bk:
             handle = await bk.open_ledger(kept, recovery=False)
-            assert handle.last_add_confirmed == 99
-            assert await handle.read_entries(0, 99) == [payload(kept, e) for e in range(100)]
+            assert handle.last_add_confirmed >= last   # an add written but not yet acked may be there too
+            assert await handle.read_entries(0, last) == [payload(kept, e) for e in range(last + 1)]
             if "DELETED" in lines:
                 with pytest.raises(NoSuchLedgerError):
                     await bk.open_ledger(doomed)
