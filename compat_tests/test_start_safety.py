@@ -1,4 +1,5 @@
-"""Operator mistakes at start-up never touch the store.
+"""Start-up and shutdown never lose what was receipted: operator mistakes at start, and kill -9
+during a start-up or during a clean shutdown.
 
 Found by trying pulsard as a user would: a second `pulsard standalone` on a data directory in use
 ran beside the first (other ports) or failed on the bind only after opening storage (same
@@ -10,13 +11,17 @@ storage is opened, and a start that fails changes nothing.
 from __future__ import annotations
 
 import hashlib
+import random
+import signal
 import socket
 import subprocess
+import time
 
+import pulsar
 import pytest
 
 from compat_tests.broker import HOST, Broker
-from compat_tests.helpers import payloads, read_all, send_all, unique_topic
+from compat_tests.helpers import AsyncSends, payloads, read_all, send_all, unique_topic
 from compat_tests.test_durability import crash_and_restart
 
 FAILED_START_TIMEOUT_S = 30
@@ -97,3 +102,54 @@ def test_a_killed_broker_never_blocks_the_next_start(fresh_broker, connect):
     crash_and_restart(fresh_broker, client)
     assert (fresh_broker.data_dir / LOCK_FILE).read_text().strip() == str(fresh_broker.pid)
     assert read_all(connect(fresh_broker), topic) == contents
+
+
+def receipted_in_order(sends: AsyncSends, contents: list[bytes]) -> list[bytes]:
+    return [contents[i] for i, result, _ in sorted(sends.results, key=lambda r: r[0])
+            if result == pulsar.Result.Ok]
+
+
+@pytest.mark.parametrize("delay_ms", [0, 10, 40, 150])
+def test_kill9_during_a_clean_shutdown_loses_nothing_receipted(fresh_broker, connect, delay_ms):
+    """SIGTERM under load, then kill -9 while the broker is still closing."""
+    topic = unique_topic()
+    client = connect(fresh_broker)
+    producer = client.create_producer(topic, batching_enabled=False, send_timeout_millis=5000,
+                                      block_if_queue_full=True)
+    contents = payloads(3000)
+    sends = AsyncSends()
+    for i, content in enumerate(contents):
+        producer.send_async(content, sends.callback_for(i))
+        if i == 1500:
+            fresh_broker.proc.send_signal(signal.SIGTERM)
+            time.sleep(delay_ms / 1000)
+            fresh_broker.kill9()
+    sends.wait(len(contents), timeout_s=30)
+    client.close()
+    receipted = receipted_in_order(sends, contents)
+
+    fresh_broker.start()
+    stored = read_all(connect(fresh_broker), topic)
+    assert len(set(stored)) == len(stored)
+    assert [m for m in stored if m in set(receipted)] == receipted
+
+
+def test_kill9_during_start_up_replays_again_and_loses_nothing(make_broker, connect):
+    """Many receipted messages only in the journal (no checkpoint ran), then kill -9 again and
+    again while the broker replays it at start."""
+    broker = make_broker({"flushInterval": 3_600_000})
+    topic = unique_topic()
+    contents = [(b"%05d-" % i).ljust(2000, b".") for i in range(5000)]
+    client = connect(broker)
+    producer = client.create_producer(topic, batching_enabled=False, block_if_queue_full=True)
+    results = AsyncSends().send(producer, contents).wait(len(contents), timeout_s=60)
+    assert {result for _, result, _ in results} == {pulsar.Result.Ok}
+    broker.kill9()
+    client.close()
+    rng = random.Random(1124)
+    for _ in range(5):
+        broker.spawn()
+        time.sleep(rng.uniform(0.0, 0.4))
+        broker.kill9()
+    broker.start()
+    assert read_all(connect(broker), topic) == contents
