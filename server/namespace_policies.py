@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 POLICIES_ROOT = "/admin/policies"
 DEDUPLICATION_ENABLED = "deduplicationEnabled"
 AUTO_SUBSCRIPTION_CREATION = "autoSubscriptionCreationOverride"
+SCHEMA_COMPATIBILITY_STRATEGY = "schema_compatibility_strategy"
+ALLOW_AUTO_UPDATE_SCHEMA = "is_allow_auto_update_schema"
 
 
 def policies_path(namespace: str) -> str:
