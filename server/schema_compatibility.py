@@ -104,9 +104,9 @@ def _check(existing: list[pb.Schema], schema: pb.Schema, strategy: Strategy) -> 
         raise IncompatibleSchema("Schema compatibility strategy is ALWAYS_INCOMPATIBLE")
     if schema.type not in _RECORD_TYPES:
         return
-    new = _definition(schema, required=schema.type == pb.Schema.Avro)
+    new = _definition(schema)
     for known in existing:
-        old = _definition(known, required=known.type == pb.Schema.Avro)
+        old = _definition(known)
         if new is None or old is None:
             continue   # a legacy (non-Avro) JSON definition: not checked, as Pulsar
         if strategy in _READS_OLD and not can_read(old, new):
@@ -122,17 +122,21 @@ _READS_OLD = {Strategy.BACKWARD, Strategy.BACKWARD_TRANSITIVE, Strategy.FULL, St
 _READ_BY_OLD = {Strategy.FORWARD, Strategy.FORWARD_TRANSITIVE, Strategy.FULL, Strategy.FULL_TRANSITIVE}
 
 
-def _definition(schema: pb.Schema, required: bool) -> Any:
-    """The Avro definition of a schema, with logical types dropped; None for a JSON schema that
-    is not an Avro definition. An AVRO schema that does not parse is incompatible."""
+def _definition(schema: pb.Schema) -> Any:
+    """The Avro definition of a schema, with logical types dropped; None for a JSON schema
+    whose JSON is not an Avro definition. Anything else that does not parse is incompatible."""
+    kind = pb.Schema.Type.Name(schema.type).upper()
     try:
         definition = _without_logical_types(json.loads(schema.schema_data))
+    except ValueError:
+        raise IncompatibleSchema(f"Invalid {kind} schema definition: not JSON") from None
+    try:
         fastavro.parse_schema(definition)
-        return definition
     except (ValueError, TypeError, KeyError, AttributeError, SchemaParseException) as exc:
-        if required:
-            raise IncompatibleSchema(f"Invalid AVRO schema definition: {exc}") from None
-        return None
+        if schema.type == pb.Schema.Json:
+            return None
+        raise IncompatibleSchema(f"Invalid {kind} schema definition: {exc}") from None
+    return definition
 
 
 def _without_logical_types(node: Any) -> Any:
@@ -158,14 +162,16 @@ def can_read(writer: Any, reader: Any) -> bool:
     named: dict[str, Any] = {}
     parsed_writer = fastavro.parse_schema(writer, named_schemas=named)
     parsed_reader = fastavro.parse_schema(reader, named_schemas={})
-    for datum in _Samples(named).of(parsed_writer):
-        buffer = io.BytesIO()
-        fastavro.schemaless_writer(buffer, parsed_writer, datum)
-        buffer.seek(0)
-        try:
+    try:
+        for datum in _Samples(named).of(parsed_writer):
+            buffer = io.BytesIO()
+            fastavro.schemaless_writer(buffer, parsed_writer, datum)
+            buffer.seek(0)
             fastavro.schemaless_reader(buffer, parsed_writer, parsed_reader)
-        except SchemaResolutionError:
-            return False
+    except SchemaResolutionError:
+        return False
+    except RecursionError:
+        return False   # a type that only nests itself has no finite value to read
     return True
 
 
@@ -176,7 +182,8 @@ def _is_record(definition: Any) -> bool:
 class _Samples:
     """Values of a parsed schema that take, between them, every branch of every union and every
     enum symbol (each choice point cycles through its options, one per value), so that reading
-    them back meets every resolution rule the schema can meet. Recursion stops at MAX_DEPTH."""
+    them back meets every resolution rule the schema can meet. Past MAX_DEPTH arrays and maps
+    are empty and unions take a primitive branch, so recursive types end."""
 
     MAX_DEPTH = 8
     MAX_VALUES = 256
@@ -220,8 +227,9 @@ class _Samples:
         return self._value(kind, path, depth)
 
     def _union(self, branches: list[Any], path: str, depth: int) -> Any:
-        if depth >= self.MAX_DEPTH and "null" in branches:
-            index = branches.index("null")
+        leaves = [i for i, branch in enumerate(branches) if isinstance(branch, str) and branch in self._PRIMITIVES]
+        if depth >= self.MAX_DEPTH and leaves:
+            index = leaves[0]
         else:
             index = self._choose(path, len(branches))
         branch = branches[index]

@@ -63,6 +63,10 @@ def test_promotions_enums_unions_and_names() -> None:
 def test_recursive_definitions_are_checked_to_a_bounded_depth() -> None:
     node = record(field("v", "int"), field("next", ["null", "Node"]), name="Node")
     assert can_read(node, node)
+    tree = record(field("children", {"type": "array", "items": ["Tree", "int"]}), name="Tree")
+    assert can_read(tree, tree)
+    endless = record(field("inner", ["Endless"]), name="Endless")   # no finite value
+    assert not can_read(endless, endless)
 
 
 @pytest.mark.parametrize("strategy, add_accepted, drop_accepted", [
@@ -109,8 +113,11 @@ def test_types_json_and_invalid_definitions() -> None:
     assert not accepted(check_producer, [avro(V1, pb.Schema.Json)], avro(V2_NO_DEFAULT, pb.Schema.Json), S.FULL)
     legacy = pb.Schema(name="t", type=pb.Schema.Json, schema_data=b'{"type": "object", "id": "x"}')
     assert accepted(check_producer, [legacy], avro(V1, pb.Schema.Json), S.FULL)
-    broken = pb.Schema(name="t", type=pb.Schema.Avro, schema_data=b"{not json")
-    assert not accepted(check_producer, [avro(V1)], broken, S.FULL)
+    for kind in (pb.Schema.Avro, pb.Schema.Json):
+        broken = pb.Schema(name="t", type=kind, schema_data=b"{not json")
+        assert not accepted(check_producer, [avro(V1, kind)], broken, S.FULL)
+    not_a_record = avro({"type": "record", "name": "R"})   # no fields
+    assert not accepted(check_producer, [avro(V1)], not_a_record, S.FULL)
     strings = [pb.Schema(name="s", type=pb.Schema.String), pb.Schema(name="s", type=pb.Schema.String, schema_data=b"x")]
     assert accepted(check_producer, strings[:1], strings[1], S.FULL)
     assert not accepted(check_producer, strings[:1], strings[1], S.ALWAYS_INCOMPATIBLE)
