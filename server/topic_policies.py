@@ -9,12 +9,12 @@ without one.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 from urllib.parse import quote
 
 from managed_ledger.interfaces import MetadataStore
 
+from .namespace_policies import read_policies, update_policies
 from .topic_name import TopicName
 
 TOPIC_POLICIES_ROOT = "/admin/topic-policies"
@@ -28,26 +28,13 @@ def topic_policies_path(topic: TopicName) -> str:
 
 
 class TopicPolicies:
-    """Read and update the policies document of a topic."""
+    """Read and update the policies document of a topic (fields as NamespacePolicies.update)."""
 
     def __init__(self, store: MetadataStore) -> None:
         self._store = store
 
     async def get(self, topic: TopicName) -> dict[str, Any]:
-        stored = await self._store.get(topic_policies_path(topic))
-        return json.loads(stored[0]) if stored is not None else {}
+        return await read_policies(self._store, topic_policies_path(topic))
 
     async def update(self, topic: TopicName, **fields: Any) -> dict[str, Any]:
-        """Set (or, with None, clear) fields; a concurrent writer makes this fail
-        (MetadataBadVersionError) rather than lose its change."""
-        path = topic_policies_path(topic)
-        stored = await self._store.get(path)
-        policies = json.loads(stored[0]) if stored is not None else {}
-        for name, value in fields.items():
-            if value is None:
-                policies.pop(name, None)
-            else:
-                policies[name] = value
-        await self._store.put(path, json.dumps(policies, sort_keys=True).encode(),
-                              -1 if stored is None else stored[1])
-        return policies
+        return await update_policies(self._store, topic_policies_path(topic), fields)
