@@ -19,6 +19,7 @@ from .message_expiry import MessageExpiryMonitor
 from .namespace_policies import NamespacePolicies
 from .non_persistent_topic import NonPersistentTopic
 from .retention import RetentionMonitor
+from .schema_compatibility import Strategy
 from .schema_registry import SchemaRegistry
 from .topic import Topic, delete_topic_state
 from .topic_name import TopicName
@@ -39,7 +40,7 @@ class BrokerService:
         self.config = config
         self.storage = storage
         self.metadata = storage.metadata_store
-        self.schemas = SchemaRegistry(self.metadata)
+        self.schemas = SchemaRegistry(self.metadata, Strategy(config.schema_compatibility_strategy))
         self.policies = NamespacePolicies(self.metadata)
         self.connections: set = set()
         self._topics: dict[str, asyncio.Task[Topic]] = {}

@@ -81,6 +81,8 @@ class BrokerConfig:
     ttl_duration_default_in_seconds: int = field(default=0, metadata=conf_key("ttlDurationDefaultInSeconds"))
     message_expiry_check_interval_in_minutes: float = field(
         default=5.0, metadata=conf_key("messageExpiryCheckIntervalInMinutes"))
+    #: The broker-wide default of server/schema_compatibility.py's strategies (Pulsar's FULL).
+    schema_compatibility_strategy: str = field(default="FULL", metadata=conf_key("schemaCompatibilityStrategy"))
 
     @property
     def max_frame_size(self) -> int:

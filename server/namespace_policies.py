@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 POLICIES_ROOT = "/admin/policies"
 DEDUPLICATION_ENABLED = "deduplicationEnabled"
 AUTO_SUBSCRIPTION_CREATION = "autoSubscriptionCreationOverride"
+SCHEMA_COMPATIBILITY_STRATEGY = "schema_compatibility_strategy"
+ALLOW_AUTO_UPDATE_SCHEMA = "is_allow_auto_update_schema"
 
 
 def policies_path(namespace: str) -> str:
@@ -40,23 +42,10 @@ class NamespacePolicies:
         self._store = store
 
     async def get(self, namespace: str) -> dict[str, Any]:
-        stored = await self._store.get(policies_path(namespace))
-        return json.loads(stored[0]) if stored is not None else {}
+        return await read_policies(self._store, policies_path(namespace))
 
     async def update(self, namespace: str, **fields: Any) -> dict[str, Any]:
-        """Set (or, with None, clear) fields; a concurrent writer makes this fail
-        (MetadataBadVersionError) rather than lose its change."""
-        path = policies_path(namespace)
-        stored = await self._store.get(path)
-        policies = json.loads(stored[0]) if stored is not None else {}
-        for name, value in fields.items():
-            if value is None:
-                policies.pop(name, None)
-            else:
-                policies[name] = value
-        await self._store.put(path, json.dumps(policies, sort_keys=True).encode(),
-                              -1 if stored is None else stored[1])
-        return policies
+        return await update_policies(self._store, policies_path(namespace), fields)
 
     async def auto_subscription_creation_allowed(self, namespace: str, broker_default: bool) -> bool:
         """The namespace's autoSubscriptionCreationOverride when it has one, else the broker's."""
@@ -69,6 +58,26 @@ class NamespacePolicies:
         """The namespace's setting when it has one, else the broker's (as Pulsar decides)."""
         value = (await self.get(namespace)).get(DEDUPLICATION_ENABLED)
         return broker_default if value is None else bool(value)
+
+
+async def read_policies(store: MetadataStore, path: str) -> dict[str, Any]:
+    """A policies document (namespace or topic level); {} when there is none."""
+    stored = await store.get(path)
+    return json.loads(stored[0]) if stored is not None else {}
+
+
+async def update_policies(store: MetadataStore, path: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """Set (or, with None, clear) fields of a policies document; a concurrent writer makes this
+    fail (MetadataBadVersionError) rather than lose its change."""
+    stored = await store.get(path)
+    policies = json.loads(stored[0]) if stored is not None else {}
+    for name, value in fields.items():
+        if value is None:
+            policies.pop(name, None)
+        else:
+            policies[name] = value
+    await store.put(path, json.dumps(policies, sort_keys=True).encode(), -1 if stored is None else stored[1])
+    return policies
 
 
 async def namespace_policies_command(config: BrokerConfig, action: str, namespace: str, fields: list[str]) -> str:

@@ -1,7 +1,10 @@
 """Schemas by topic: versioned, persisted in the metadata store, shared by a topic's partitions.
 
-Compatibility is checked on the schema type only: a new definition of the same type becomes a
-new version (Avro/JSON field-level rules are not checked yet); another type is refused.
+A new definition becomes a new version when the topic's compatibility strategy allows it
+(server/schema_compatibility.py); the strategy is the topic's policy, else the namespace's
+(`schema_compatibility_strategy`), else the broker's `schemaCompatibilityStrategy`. With the
+namespace's `is_allow_auto_update_schema` false, only the admin API adds versions: producers
+(and consumers adopting a schema) must use one the topic already has, as Pulsar.
 Producers and consumers that carry no schema (raw bytes) are not checked, as in Pulsar's
 default (schemaValidationEnforced=false).
 
@@ -22,7 +25,10 @@ from managed_ledger.interfaces import MetadataStore
 from protocol import pulsar_api_pb2 as pb
 
 from .errors import IncompatibleSchema
+from .namespace_policies import ALLOW_AUTO_UPDATE_SCHEMA, SCHEMA_COMPATIBILITY_STRATEGY, NamespacePolicies
+from .schema_compatibility import Strategy, check_consumer, check_producer, effective
 from .topic_name import TopicName
+from .topic_policies import TOPIC_SCHEMA_COMPATIBILITY_STRATEGY, TopicPolicies
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +48,11 @@ def schema_version_bytes(version: int) -> bytes:
 
 
 class SchemaRegistry:
-    def __init__(self, metadata: MetadataStore) -> None:
+    def __init__(self, metadata: MetadataStore, broker_strategy: Strategy = Strategy.FULL) -> None:
         self._metadata = metadata
+        self._namespace_policies = NamespacePolicies(metadata)
+        self._topic_policies = TopicPolicies(metadata)
+        self._broker_strategy = broker_strategy
         #: Registrations and deletions one at a time: two producers of a new topic racing to
         #: register the same schema must both get its version, not a metadata conflict.
         self._writing = asyncio.Lock()
@@ -97,13 +106,31 @@ class SchemaRegistry:
         log.info("schema of %s deleted (tombstone version %d)", topic.partitioned_parent, len(versions) - 1)
         return len(versions) - 1
 
-    async def register(self, topic: TopicName, schema: pb.Schema) -> bytes | None:
-        """Version of this (producer's) schema on the topic, adding it as a new version when
-        compatible."""
+    async def strategy(self, topic: TopicName) -> Strategy:
+        """The compatibility strategy that applies to the topic: its own, its namespace's, the
+        broker's (UNDEFINED at a level means "ask the next one")."""
+        topic_level = (await self._topic_policies.get(topic)).get(TOPIC_SCHEMA_COMPATIBILITY_STRATEGY)
+        namespace_level = (await self._namespace_policies.get(topic.namespace)).get(SCHEMA_COMPATIBILITY_STRATEGY)
+        return effective(*(Strategy(level) for level in (topic_level, namespace_level) if level),
+                         self._broker_strategy)
+
+    async def register(self, topic: TopicName, schema: pb.Schema, by_admin: bool = False) -> bytes | None:
+        """Version of this (producer's, or with by_admin an uploaded) schema on the topic,
+        adding it as a new version when the topic's strategy allows."""
         if schema.type in _UNCHECKED:
             return None
         async with self._writing:
-            return await self._register(topic, schema)
+            return await self._register(topic, schema, by_admin)
+
+    async def is_compatible(self, topic: TopicName, schema: pb.Schema) -> tuple[bool, Strategy]:
+        """Would the schema be taken as a new version (the admin API's compatibility test)?"""
+        strategy = await self.strategy(topic)
+        live = [known for _, known in _live((await self._versions(topic))[0])]
+        try:
+            check_producer(live, schema, strategy)
+        except IncompatibleSchema:
+            return False, strategy
+        return True, strategy
 
     async def check_for_consumer(self, topic: TopicName, schema: pb.Schema, topic_idle: bool) -> None:
         """A consumer's schema is checked against the topic's and never adds a version; a topic
@@ -114,21 +141,27 @@ class SchemaRegistry:
         async with self._writing:
             live = [known for _, known in _live((await self._versions(topic))[0])]
             if live:
-                _check_compatible(live, schema)
+                check_consumer(live, schema, await self.strategy(topic))
             elif topic_idle:
-                await self._register(topic, schema)
+                await self._register(topic, schema, by_admin=False)
 
-    async def _register(self, topic: TopicName, schema: pb.Schema) -> bytes:
+    async def _register(self, topic: TopicName, schema: pb.Schema, by_admin: bool) -> bytes:
         versions, meta_version = await self._versions(topic)
         live = _live(versions)
         for index, known in live:
             if _same(known, schema):
                 return schema_version_bytes(index)
-        _check_compatible([known for _, known in live], schema)
+        if not by_admin and not await self._auto_update_allowed(topic):
+            raise IncompatibleSchema("Schema not found and schema auto updating is disabled.")
+        check_producer([known for _, known in live], schema, await self.strategy(topic))
         versions.append(schema)
         await self._store(topic, versions, meta_version)
         log.info("schema version %d registered for %s", len(versions) - 1, topic.partitioned_parent)
         return schema_version_bytes(len(versions) - 1)
+
+    async def _auto_update_allowed(self, topic: TopicName) -> bool:
+        allowed = (await self._namespace_policies.get(topic.namespace)).get(ALLOW_AUTO_UPDATE_SCHEMA)
+        return allowed is not False
 
 
 def _live(versions: list[pb.Schema | None]) -> list[tuple[int, pb.Schema]]:
@@ -136,14 +169,6 @@ def _live(versions: list[pb.Schema | None]) -> list[tuple[int, pb.Schema]]:
     tombstones = [index for index, schema in enumerate(versions) if schema is None]
     first = tombstones[-1] + 1 if tombstones else 0
     return [(index, versions[index]) for index in range(first, len(versions))]
-
-
-def _check_compatible(versions: list[pb.Schema], schema: pb.Schema) -> None:
-    if versions and versions[-1].type != schema.type:
-        raise IncompatibleSchema(
-            f"Schema of type {pb.Schema.Type.Name(schema.type)} is incompatible with the topic's "
-            f"{pb.Schema.Type.Name(versions[-1].type)} schema"
-        )
 
 
 def _same(a: pb.Schema, b: pb.Schema) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from ..broker_service import BrokerService
-from . import brokers, clusters, namespaces, schemas, subscriptions, tenants, topics
+from . import brokers, clusters, namespaces, schemas, subscriptions, tenants, topic_policies, topics
 from .topic_access import TopicAccess
 
 
@@ -35,4 +35,5 @@ def admin_routes(broker: BrokerService, resources: AdminResources) -> list[web.R
         *schemas.routes(broker.schemas, resources.namespaces),
         *subscriptions.routes(resources.topics),
         *topics.routes(resources.topics),
+        *topic_policies.routes(resources.topics, broker.schemas),
     ]

@@ -10,13 +10,12 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..namespace_policies import AUTO_SUBSCRIPTION_CREATION
+from ..namespace_policies import (ALLOW_AUTO_UPDATE_SCHEMA, AUTO_SUBSCRIPTION_CREATION,
+                                  SCHEMA_COMPATIBILITY_STRATEGY)
+from ..schema_compatibility import Strategy
 from .errors import BAD_REQUEST, PRECONDITION_FAILED, RestError
 
-SCHEMA_COMPATIBILITY_STRATEGIES = (
-    "UNDEFINED", "ALWAYS_INCOMPATIBLE", "ALWAYS_COMPATIBLE", "BACKWARD", "FORWARD", "FULL",
-    "BACKWARD_TRANSITIVE", "FORWARD_TRANSITIVE", "FULL_TRANSITIVE",
-)
+SCHEMA_COMPATIBILITY_STRATEGIES = tuple(strategy.value for strategy in Strategy)
 BACKLOG_QUOTA_TYPES = ("destination_storage", "message_age")
 BACKLOG_QUOTA_POLICIES = ("producer_request_hold", "producer_exception", "consumer_backlog_eviction")
 AUTH_ACTIONS = ("produce", "consume", "functions", "sources", "sinks", "packages")
@@ -59,7 +58,7 @@ def _retention(body: Any) -> dict[str, int]:
     return {"retentionTimeInMinutes": time_minutes, "retentionSizeInMB": size_mb}
 
 
-def _strategy(body: Any) -> str:
+def schema_strategy(body: Any) -> str:
     if not isinstance(body, str) or body.upper() not in SCHEMA_COMPATIBILITY_STRATEGIES:
         raise RestError(BAD_REQUEST, f"Schema compatibility strategy must be one of {', '.join(SCHEMA_COMPATIBILITY_STRATEGIES)}")
     return body.upper()
@@ -106,5 +105,6 @@ SCALAR_POLICIES = (
     ScalarPolicy("autoSubscriptionCreation", AUTO_SUBSCRIPTION_CREATION, _auto_subscription_creation),
     ScalarPolicy("maxProducersPerTopic", "max_producers_per_topic", _non_negative_int("maxProducersPerTopic")),
     ScalarPolicy("maxConsumersPerTopic", "max_consumers_per_topic", _non_negative_int("maxConsumersPerTopic")),
-    ScalarPolicy("schemaCompatibilityStrategy", "schema_compatibility_strategy", _strategy, "UNDEFINED", "PUT"),
+    ScalarPolicy("schemaCompatibilityStrategy", SCHEMA_COMPATIBILITY_STRATEGY, schema_strategy, "UNDEFINED", "PUT"),
+    ScalarPolicy("isAllowAutoUpdateSchema", ALLOW_AUTO_UPDATE_SCHEMA, _boolean, True),
 )

@@ -1,5 +1,7 @@
 """/admin/v2/schemas/{tenant}/{namespace}/{topic}/schema: the topic's schema versions, in
 Pulsar's GetSchemaResponse / PostSchemaPayload JSON, over the broker's schema registry.
+POST adds a version under the topic's compatibility strategy (409 when incompatible; the
+auto-update policy binds clients, not the admin); POST .../compatibility only tests it.
 DELETE answers {"version": tombstone version} (`?force=true` wipes every version)."""
 
 from __future__ import annotations
@@ -95,9 +97,16 @@ def routes(registry: SchemaRegistry, namespaces: Namespaces) -> list[web.RouteDe
     @rest_handler
     async def post(request: web.Request) -> web.Response:
         topic = await topic_of(request)
-        version = await registry.register(topic, schema_from_payload(await read_json(request), topic))
+        version = await registry.register(topic, schema_from_payload(await read_json(request), topic),
+                                          by_admin=True)
         require(version is not None, PRECONDITION_FAILED, "Schemas of type BYTES are not stored")
         return web.json_response({"version": {"version": int.from_bytes(version, "big")}})
+
+    @rest_handler
+    async def compatibility(request: web.Request) -> web.Response:
+        topic = await topic_of(request)
+        compatible, strategy = await registry.is_compatible(topic, schema_from_payload(await read_json(request), topic))
+        return web.json_response({"isCompatibility": compatible, "schemaCompatibilityStrategy": strategy.value})
 
     @rest_handler
     async def delete(request: web.Request) -> web.Response:
@@ -110,5 +119,6 @@ def routes(registry: SchemaRegistry, namespaces: Namespaces) -> list[web.RouteDe
         web.get(SCHEMA_PATH + "/{version}", by_version),
         web.get(SCHEMA_PATH.removesuffix("/schema") + "/schemas", all_versions),
         web.post(SCHEMA_PATH, post),
+        web.post(SCHEMA_PATH.removesuffix("/schema") + "/compatibility", compatibility),
         web.delete(SCHEMA_PATH, delete),
     ]

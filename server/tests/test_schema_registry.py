@@ -1,10 +1,11 @@
-"""The schema registry over a real metadata store: identity by type and definition, and
-concurrent registrations of a new topic's schema."""
+"""The schema registry over a real metadata store: identity by type and definition,
+concurrent registrations of a new topic's schema, and which compatibility strategy applies."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from pathlib import Path
 from typing import AsyncIterator
 
@@ -13,8 +14,11 @@ import pytest
 from bookkeeper.metadata_store import SqliteMetadataStore
 from protocol import pulsar_api_pb2 as pb
 from server.errors import IncompatibleSchema
+from server.namespace_policies import NamespacePolicies
+from server.schema_compatibility import Strategy
 from server.schema_registry import SchemaRegistry, schema_version_bytes
 from server.topic_name import TopicName
+from server.topic_policies import TopicPolicies
 
 TOPIC = TopicName.parse("persistent://public/default/schemas")
 
@@ -61,3 +65,54 @@ async def test_a_consumer_adopts_only_on_an_idle_topic_without_schema(tmp_path: 
         assert len(await registry.all_versions(TOPIC)) == 1
         with pytest.raises(IncompatibleSchema):
             await registry.check_for_consumer(TOPIC, pb.Schema(name="j", type=pb.Schema.Json), True)
+
+
+def record_schema(*fields: str, kind: int = pb.Schema.Avro) -> pb.Schema:
+    """A record whose fields are strings without default (adding one is not BACKWARD)."""
+    definition = {"type": "record", "name": "R", "fields": [{"name": f, "type": "string"} for f in fields]}
+    return pb.Schema(name="r", type=kind, schema_data=json.dumps(definition).encode())
+
+
+async def test_the_strategy_comes_from_topic_then_namespace_then_broker(tmp_path: Path) -> None:
+    store = await SqliteMetadataStore.open(tmp_path / "metadata.db")
+    try:
+        registry = SchemaRegistry(store, broker_strategy=Strategy.FORWARD)
+        assert await registry.strategy(TOPIC) is Strategy.FORWARD
+        await NamespacePolicies(store).update("public/default", schema_compatibility_strategy="UNDEFINED")
+        assert await registry.strategy(TOPIC) is Strategy.FORWARD
+        await NamespacePolicies(store).update("public/default", schema_compatibility_strategy="BACKWARD")
+        assert await registry.strategy(TOPIC) is Strategy.BACKWARD
+        await TopicPolicies(store).update(TOPIC, schemaCompatibilityStrategy="ALWAYS_COMPATIBLE")
+        assert await registry.strategy(TOPIC.partition(2)) is Strategy.ALWAYS_COMPATIBLE
+        assert await registry.strategy(TopicName.parse("other")) is Strategy.BACKWARD
+    finally:
+        await store.close()
+
+
+async def test_producers_and_admin_under_the_strategy(tmp_path: Path) -> None:
+    async with registry_in(tmp_path) as registry:
+        assert await registry.register(TOPIC, record_schema("a")) == schema_version_bytes(0)
+        assert await registry.is_compatible(TOPIC, record_schema("a", "b")) == (False, Strategy.FULL)
+        with pytest.raises(IncompatibleSchema):
+            await registry.register(TOPIC, record_schema("a", "b"))
+        with pytest.raises(IncompatibleSchema):
+            await registry.register(TOPIC, record_schema("a", "b"), by_admin=True)
+        with pytest.raises(IncompatibleSchema):
+            await registry.check_for_consumer(TOPIC, record_schema("a", "b"), topic_idle=False)
+        await registry.check_for_consumer(TOPIC, record_schema("a"), topic_idle=False)
+        assert len(await registry.all_versions(TOPIC)) == 1
+
+
+async def test_without_auto_update_only_the_admin_adds_versions(tmp_path: Path) -> None:
+    store = await SqliteMetadataStore.open(tmp_path / "metadata.db")
+    try:
+        registry = SchemaRegistry(store)
+        await NamespacePolicies(store).update("public/default", is_allow_auto_update_schema=False)
+        with pytest.raises(IncompatibleSchema):
+            await registry.register(TOPIC, record_schema("a"))
+        with pytest.raises(IncompatibleSchema):
+            await registry.check_for_consumer(TOPIC, record_schema("a"), topic_idle=True)
+        assert await registry.register(TOPIC, record_schema("a"), by_admin=True) == schema_version_bytes(0)
+        assert await registry.register(TOPIC, record_schema("a")) == schema_version_bytes(0)
+    finally:
+        await store.close()
