@@ -40,8 +40,13 @@ class NamespacePolicies:
         self._store = store
 
     async def get(self, namespace: str) -> dict[str, Any]:
+        return await self.get_if_exists(namespace) or {}
+
+    async def get_if_exists(self, namespace: str) -> dict[str, Any] | None:
+        """None when the namespace does not exist: a namespace is there while its Policies
+        document is (the tenant's document is its parent)."""
         stored = await self._store.get(policies_path(namespace))
-        return json.loads(stored[0]) if stored is not None else {}
+        return json.loads(stored[0]) if stored is not None else None
 
     async def update(self, namespace: str, **fields: Any) -> dict[str, Any]:
         """Set (or, with None, clear) fields; a concurrent writer makes this fail

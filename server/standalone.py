@@ -9,6 +9,8 @@ import time
 
 from managed_ledger.factory import open_factory
 
+from .admin import AdminResources
+from .advertised_listeners import AdvertisedListeners
 from .broker_service import BrokerService
 from .config import BrokerConfig
 from .connection import Connection
@@ -20,13 +22,16 @@ log = logging.getLogger(__name__)
 async def run_standalone(config: BrokerConfig) -> None:
     started = time.monotonic()
     loop = asyncio.get_running_loop()
+    listeners = AdvertisedListeners.from_config(config)   # a bad configuration stops us here
     storage = await open_factory(config.storage)
-    broker = BrokerService(config, storage)
+    broker = BrokerService(config, storage, listeners)
     await broker.start()
+    resources = AdminResources(broker)
+    await resources.bootstrap()   # the default namespaces exist before any client is served
     server = await loop.create_server(
         lambda: Connection(broker), config.bind_address, config.broker_service_port, reuse_address=True, backlog=1024
     )
-    web = await start_web(broker, config.bind_address, config.web_service_port)
+    web = await start_web(broker, resources, config.bind_address, config.web_service_port)
     log.info(
         "pulsard ready in %.0f ms: %s, http://%s:%d, data in %s",
         (time.monotonic() - started) * 1000, config.service_url, config.bind_address,

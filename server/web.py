@@ -28,10 +28,7 @@ def build_app(broker: BrokerService, resources: AdminResources) -> web.Applicati
     return app
 
 
-async def start_web(broker: BrokerService, host: str, port: int) -> web.AppRunner:
-    """Create the admin resources Pulsar standalone starts with, then serve."""
-    resources = AdminResources(broker)
-    await resources.bootstrap()
+async def start_web(broker: BrokerService, resources: AdminResources, host: str, port: int) -> web.AppRunner:
     runner = web.AppRunner(build_app(broker, resources), access_log=None)
     await runner.setup()
     await web.TCPSite(runner, host, port, reuse_address=True).start()
