@@ -4,12 +4,15 @@ allowAutoTopicCreation decides, unless the namespace's autoTopicCreationOverride
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import uuid
 
 import pulsar
 import pytest
 
 from compat_tests.admin_http import AdminHttp, reason
+from compat_tests.broker import REPO_ROOT
 from compat_tests.helpers import assert_round_trip, unique_topic
 from compat_tests.raw_requests import replies
 from protocol import pulsar_api_pb2 as pb
@@ -85,6 +88,15 @@ def test_bare_requests_in_a_missing_namespace_are_refused(broker):
     assert listed_all.error.message == "Policies not found for nosuch/ns namespace"
     assert listed.type == Cmd.GET_TOPICS_OF_NAMESPACE_RESPONSE and not listed.getTopicsOfNamespaceResponse.topics
     assert (bad_name.type, bad_name.error.error) == (Cmd.ERROR, pb.MetadataError)
+
+
+def test_offline_policies_need_an_existing_namespace(broker, http):
+    """`pulsard namespace-policies set` is no back door: it makes no namespace."""
+    refused = subprocess.run(
+        [sys.executable, "-m", "server", "namespace-policies", "set", "public/offline", "deduplicationEnabled=true",
+         "--data-dir", str(broker.data_dir)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=30)
+    assert refused.returncode == 1 and "Namespace public/offline does not exist" in refused.stderr
+    assert "public/offline" not in http.get("/admin/v2/namespaces/public").json()
 
 
 def test_standalone_starts_with_public_default_and_pulsar_system(broker, http):

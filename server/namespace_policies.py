@@ -16,7 +16,7 @@ from managed_ledger.factory import open_metadata_store
 from managed_ledger.interfaces import MetadataStore
 
 from .config import BrokerConfig
-from .errors import NotAllowed
+from .errors import NamespaceNotFound, NotAllowed
 from .topic_name import TopicName
 
 log = logging.getLogger(__name__)
@@ -49,18 +49,20 @@ class NamespacePolicies:
         return json.loads(stored[0]) if stored is not None else None
 
     async def update(self, namespace: str, **fields: Any) -> dict[str, Any]:
-        """Set (or, with None, clear) fields; a concurrent writer makes this fail
+        """Set (or, with None, clear) fields of an existing namespace (one is made through the
+        admin API, with its tenant); a concurrent writer makes this fail
         (MetadataBadVersionError) rather than lose its change."""
         path = policies_path(namespace)
         stored = await self._store.get(path)
-        policies = json.loads(stored[0]) if stored is not None else {}
+        if stored is None:
+            raise NamespaceNotFound(f"Namespace {namespace} does not exist")
+        policies = json.loads(stored[0])
         for name, value in fields.items():
             if value is None:
                 policies.pop(name, None)
             else:
                 policies[name] = value
-        await self._store.put(path, json.dumps(policies, sort_keys=True).encode(),
-                              -1 if stored is None else stored[1])
+        await self._store.put(path, json.dumps(policies, sort_keys=True).encode(), stored[1])
         return policies
 
     async def auto_subscription_creation_allowed(self, namespace: str, broker_default: bool) -> bool:
@@ -78,14 +80,18 @@ class NamespacePolicies:
 
 async def namespace_policies_command(config: BrokerConfig, action: str, namespace: str, fields: list[str]) -> str:
     """`pulsard namespace-policies get|set tenant/ns [FIELD=JSON ...]`: the policies as JSON.
-    Works beside a running broker; a topic reads its namespace's policies when it loads."""
+    Works beside a running broker, on a namespace made through the admin API (`pulsard admin
+    namespaces create`); a topic reads its namespace's policies when it loads."""
     updates = dict(_parse_field(f) for f in fields)
     if action == "get" and updates:
         raise ValueError("get takes no FIELD=JSON arguments")
     store = await open_metadata_store(config.storage)
     try:
         policies = NamespacePolicies(store)
-        result = await (policies.update(namespace, **updates) if action == "set" else policies.get(namespace))
+        if action == "set":
+            result = await policies.update(namespace, **updates)
+        elif (result := await policies.get_if_exists(namespace)) is None:
+            raise NamespaceNotFound(f"Namespace {namespace} does not exist")
     finally:
         await store.close()
     return json.dumps(result, indent=2, sort_keys=True)
