@@ -16,7 +16,7 @@ import pulsar
 import pytest
 
 from compat_tests.admin_http import AdminHttp
-from compat_tests.broker import Broker, BrokerError, free_port, write_config
+from compat_tests.broker import Broker, BrokerError, write_config
 from compat_tests.helpers import assert_round_trip, unique_topic
 from compat_tests.raw_requests import replies
 from protocol import pulsar_api_pb2 as pb
@@ -24,23 +24,18 @@ from protocol.codec import FrameDecoder
 
 Cmd = pb.BaseCommand
 LOOKUP_PATH = "/lookup/v2/topic/persistent/public/default/t"
-#: A documentation address (TEST-NET-1): never connected to, only announced.
-WAN_URL = "pulsar://192.0.2.1:6650"
+#: Only announced, never connected to: a TLS URL (this broker has no TLS port) and a
+#: documentation address (TEST-NET-1).
+TLS_URL, WAN_URL = "pulsar+ssl://localhost:6651", "pulsar://192.0.2.1:6650"
 
 
 @pytest.fixture(scope="module")
-def ports() -> dict[str, int]:
-    return {"tls": free_port()}
-
-
-@pytest.fixture(scope="module")
-def listener_broker(tmp_path_factory, ports):
+def listener_broker(tmp_path_factory):
     """internal = 127.0.0.1 (the first, so the default), external = localhost (plain and TLS),
     wan = a non-loopback address."""
     broker = Broker(tmp_path_factory.mktemp("listeners"), {})
     listeners = [f"internal:pulsar://127.0.0.1:{broker.broker_port}",
-                 f"external:pulsar://localhost:{broker.broker_port}",
-                 f"external:pulsar+ssl://localhost:{ports['tls']}", f"wan:{WAN_URL}"]
+                 f"external:pulsar://localhost:{broker.broker_port}", f"external:{TLS_URL}", f"wan:{WAN_URL}"]
     broker.config_path = write_config(broker.work_dir / "standalone.conf",
                                       {"advertisedListeners": ",".join(listeners)})
     try:
@@ -59,14 +54,14 @@ def lookup(broker, listener: str | None) -> pb.CommandLookupTopicResponse:
     return reply.lookupTopicResponse
 
 
-def test_lookup_answers_the_named_listener(listener_broker, ports):
+def test_lookup_answers_the_named_listener(listener_broker):
     port = listener_broker.broker_port
     internal, external, wan = lookup(listener_broker, None), lookup(listener_broker, "external"), \
         lookup(listener_broker, "wan")
     assert (internal.response, internal.brokerServiceUrl, internal.HasField("brokerServiceUrlTls")) == \
         (internal.Connect, f"pulsar://127.0.0.1:{port}", False)
     assert (external.response, external.brokerServiceUrl, external.brokerServiceUrlTls) == \
-        (external.Connect, f"pulsar://localhost:{port}", f"pulsar+ssl://localhost:{ports['tls']}")
+        (external.Connect, f"pulsar://localhost:{port}", TLS_URL)
     assert internal.proxy_through_service_url and external.proxy_through_service_url
     assert (wan.brokerServiceUrl, wan.proxy_through_service_url) == (WAN_URL, False)
     assert lookup(listener_broker, "").brokerServiceUrl == internal.brokerServiceUrl
