@@ -4,7 +4,7 @@
 - ``fresh_broker``: a broker of the test's own, for tests that kill -9 and restart it.
 - ``partitioned_broker`` / ``small_message_broker`` / ``small_ledger_broker``: module brokers
   started with a config file.
-- ``make_broker(config, prepare)``: a broker of the test's own with a config file.
+- ``make_broker(config)``: a broker of the test's own with a config file.
 - ``connect(broker)``: a pulsar.Client for any of them, closed at teardown; ``client`` = connect(broker).
 - ``java_command`` / ``admin_java_classpath`` / ``go_binaries``: the Java and Go scenario programs,
   built once per session.
@@ -77,17 +77,13 @@ def fresh_broker(tmp_path_factory):
 
 @pytest.fixture
 def make_broker(tmp_path):
-    """make_broker(config, prepare=None) -> a broker of the test's own with that config;
-    prepare(data_dir) runs before its first start (e.g. to pre-write metadata)."""
+    """make_broker(config) -> a broker of the test's own with that config."""
     brokers: list[Broker] = []
 
-    def _make(config: dict, prepare=None) -> Broker:
+    def _make(config: dict) -> Broker:
         work_dir = tmp_path / f"broker-{len(brokers)}"
         work_dir.mkdir()
         broker = Broker(work_dir, config)
-        if prepare is not None:
-            broker.data_dir.mkdir(parents=True, exist_ok=True)
-            prepare(broker.data_dir)
         brokers.append(broker)
         try:
             return broker.start()

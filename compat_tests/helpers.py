@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pulsar
 
+from compat_tests.admin_http import AdminHttp
 from compat_tests.broker import REPO_ROOT
 
 # Producer options making batches of exactly 10 messages (closed on count, never on time).
@@ -171,9 +172,12 @@ def set_namespace_policy(data_dir: Path, namespace: str, *fields: str) -> None:
     )
 
 
-def namespace_policy(namespace: str, *fields: str):
-    """A make_broker prepare= step writing those policy fields before the broker starts."""
-    return lambda data_dir: set_namespace_policy(data_dir, namespace, *fields)
+def create_namespace(broker, namespace: str, *fields: str) -> None:
+    """Make a namespace of an existing tenant as a Pulsar user must before using it (the admin
+    API), then set those policy fields (FIELD=JSON) with the CLI beside the running broker."""
+    assert AdminHttp(broker.web_url).put(f"/admin/v2/namespaces/{namespace}").status_code == 204
+    if fields:
+        set_namespace_policy(broker.data_dir, namespace, *fields)
 
 
 def read_all(client: pulsar.Client, topic: str, quiet_ms: int = QUIET_MS, **reader_options) -> list[bytes]:

@@ -5,15 +5,13 @@ its initial subscription made for it."""
 
 from __future__ import annotations
 
-import socket
-
 import pulsar
 import pytest
 
 from compat_tests.admin_http import AdminHttp
 from compat_tests.helpers import data_of, receive_n, send_all, unique_topic
+from compat_tests.raw_requests import replies
 from protocol import pulsar_api_pb2 as pb
-from protocol.codec import FrameDecoder, encode_command
 
 Cmd = pb.BaseCommand
 NO_AUTO_SUBSCRIPTIONS = {"allowAutoSubscriptionCreation": "false"}
@@ -65,23 +63,6 @@ def test_namespace_override_allows_it(strict_broker, connect):
     client.subscribe(topic, "auto-made").close()
     assert admin.delete(path).status_code == 204
     expect_refused(strict_broker, topic, "another")
-
-
-def replies(broker, *commands: Cmd) -> list[Cmd]:
-    """The broker's answer to each command, sent in order on one bare connection after CONNECT."""
-    with socket.create_connection(("127.0.0.1", broker.broker_port), timeout=5) as sock:
-        decoder = FrameDecoder(1024 * 1024)
-
-        def call(command: Cmd) -> Cmd:
-            sock.sendall(encode_command(command))
-            while (frame := decoder.next_frame()) is None:
-                decoder.receive_data(sock.recv(65536))
-            return frame.command
-
-        connected = call(Cmd(type=Cmd.CONNECT, connect=pb.CommandConnect(client_version="compat",
-                                                                           protocol_version=21)))
-        assert connected.type == Cmd.CONNECTED
-        return [call(command) for command in commands]
 
 
 def test_the_refusal_is_subscription_not_found(strict_broker):

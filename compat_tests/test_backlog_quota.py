@@ -13,7 +13,7 @@ import pulsar
 import pytest
 
 from compat_tests.helpers import (
-    AsyncSends, data_of, expect_nothing, namespace_policy, payloads, receive_n, send_all,
+    AsyncSends, create_namespace, data_of, expect_nothing, payloads, receive_n, send_all,
     subscribe_earliest, unique_topic,
 )
 
@@ -27,8 +27,8 @@ def _over_quota(make_broker, connect, name: str, count: int = 20, **quotas):
     """A broker whose namespace public/<name> has these quotas, and a topic there holding
     `count` unconsumed messages of BODY bytes: (client, topic, producer, sent)."""
     namespace = f"public/{name}"
-    broker = make_broker(FAST_CHECK, prepare=namespace_policy(
-        namespace, f"backlog_quota_map={json.dumps(quotas)}"))
+    broker = make_broker(FAST_CHECK)
+    create_namespace(broker, namespace, f"backlog_quota_map={json.dumps(quotas)}")
     client = connect(broker)
     topic = f"persistent://{namespace}/{unique_topic()}"
     producer, sent = _fill(client, topic, count)

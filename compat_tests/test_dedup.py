@@ -6,7 +6,8 @@ import pulsar
 import pytest
 
 from compat_tests.helpers import (
-    data_of, entry_of, expect_nothing, namespace_policy, payloads, receive_n, send_all, subscribe_earliest, unique_topic,
+    create_namespace, data_of, entry_of, expect_nothing, payloads, receive_n, send_all,
+    subscribe_earliest, unique_topic,
 )
 
 DEDUP_CONFIG = {"brokerDeduplicationEnabled": "true", "brokerDeduplicationEntriesInterval": 5}
@@ -129,14 +130,16 @@ def _stored_count(client, topic: str, duplicates: int) -> int:
 
 
 def test_namespace_policy_turns_deduplication_on(make_broker, connect):
-    broker = make_broker({}, prepare=namespace_policy("public/deduped", "deduplicationEnabled=true"))
+    broker = make_broker({})
+    create_namespace(broker, "public/deduped", "deduplicationEnabled=true")
     client = connect(broker)
     assert _stored_count(client, f"persistent://public/deduped/{unique_topic()}", duplicates=2) == 2
     assert _stored_count(client, unique_topic("plain"), duplicates=2) == 4
 
 
 def test_namespace_policy_turns_deduplication_off(make_broker, connect):
-    broker = make_broker(DEDUP_CONFIG, prepare=namespace_policy("public/raw", "deduplicationEnabled=false"))
+    broker = make_broker(DEDUP_CONFIG)
+    create_namespace(broker, "public/raw", "deduplicationEnabled=false")
     client = connect(broker)
     assert _stored_count(client, f"persistent://public/raw/{unique_topic()}", duplicates=1) == 3
     assert _stored_count(client, unique_topic("deduped"), duplicates=1) == 2

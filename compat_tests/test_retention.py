@@ -12,7 +12,7 @@ import time
 import pytest
 
 from compat_tests.helpers import (
-    data_of, namespace_policy, payloads, read_all, receive_n, send_all, set_namespace_policy,
+    create_namespace, data_of, payloads, read_all, receive_n, send_all, set_namespace_policy,
     subscribe_earliest, unique_topic,
 )
 
@@ -76,8 +76,9 @@ def test_without_subscriptions_default_retention_keeps_only_the_current_ledger(s
 
 
 def test_infinite_namespace_retention_keeps_everything(make_broker, connect):
-    broker = make_broker(SMALL_LEDGERS, prepare=namespace_policy(
-        "public/forever", 'retention_policies={"retentionTimeInMinutes": -1, "retentionSizeInMB": -1}'))
+    broker = make_broker(SMALL_LEDGERS)
+    create_namespace(broker, "public/forever",
+                     'retention_policies={"retentionTimeInMinutes": -1, "retentionSizeInMB": -1}')
     client = connect(broker)
     topic = f"persistent://public/forever/{unique_topic()}"
     consumer = subscribe_earliest(client, topic)
@@ -90,8 +91,9 @@ def test_infinite_namespace_retention_keeps_everything(make_broker, connect):
 def test_size_retention_keeps_the_newest_data(make_broker, connect):
     """4 entries of 100 kB a ledger; 1 MB kept: the oldest ledgers go while what remains after
     deleting them still reaches 1 MB."""
-    broker = make_broker({**SMALL_LEDGERS, "managedLedgerMaxEntriesPerLedger": 4}, prepare=namespace_policy(
-        "public/sized", 'retention_policies={"retentionTimeInMinutes": -1, "retentionSizeInMB": 1}'))
+    broker = make_broker({**SMALL_LEDGERS, "managedLedgerMaxEntriesPerLedger": 4})
+    create_namespace(broker, "public/sized",
+                     'retention_policies={"retentionTimeInMinutes": -1, "retentionSizeInMB": 1}')
     client = connect(broker)
     topic = f"persistent://public/sized/{unique_topic()}"
     producer = client.create_producer(topic, batching_enabled=False)
@@ -102,8 +104,8 @@ def test_size_retention_keeps_the_newest_data(make_broker, connect):
 
 def test_changed_policy_applies_to_a_loaded_topic(make_broker, connect):
     namespace = "public/changing"
-    broker = make_broker(SMALL_LEDGERS, prepare=namespace_policy(
-        namespace, 'retention_policies={"retentionTimeInMinutes": -1, "retentionSizeInMB": -1}'))
+    broker = make_broker(SMALL_LEDGERS)
+    create_namespace(broker, namespace, 'retention_policies={"retentionTimeInMinutes": -1, "retentionSizeInMB": -1}')
     client = connect(broker)
     topic = f"persistent://{namespace}/{unique_topic()}"
     sent = produce(client, topic, 12)

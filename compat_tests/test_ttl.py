@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from compat_tests.helpers import (
-    BATCHES_OF_10, data_of, expect_nothing, namespace_policy, payloads, receive_n, send_all,
+    BATCHES_OF_10, create_namespace, data_of, expect_nothing, payloads, receive_n, send_all,
     send_all_async, subscribe_earliest, unique_topic,
 )
 
@@ -32,7 +32,8 @@ def _expire_then_consume(client, topic: str, **producer_options) -> list[bytes]:
 
 
 def test_namespace_ttl_expires_old_messages_on_every_subscription(make_broker, connect):
-    broker = make_broker(FAST_CHECK, prepare=namespace_policy("public/ttl", f"message_ttl_in_seconds={TTL_S}"))
+    broker = make_broker(FAST_CHECK)
+    create_namespace(broker, "public/ttl", f"message_ttl_in_seconds={TTL_S}")
     client = connect(broker)
     _expire_then_consume(client, f"persistent://public/ttl/{unique_topic()}", batching_enabled=False)
 
@@ -44,8 +45,8 @@ def test_broker_default_ttl_expires_whole_batches(make_broker, connect):
 
 
 def test_namespace_ttl_zero_overrides_the_broker_default(make_broker, connect):
-    broker = make_broker({**FAST_CHECK, "ttlDurationDefaultInSeconds": 1},
-                         prepare=namespace_policy("public/keep", "message_ttl_in_seconds=0"))
+    broker = make_broker({**FAST_CHECK, "ttlDurationDefaultInSeconds": 1})
+    create_namespace(broker, "public/keep", "message_ttl_in_seconds=0")
     client = connect(broker)
     topic = f"persistent://public/keep/{unique_topic()}"
     subscribe_earliest(client, topic).close()

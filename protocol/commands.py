@@ -109,7 +109,7 @@ def error(request_id: int, code: int, message: str) -> BaseCommand:
 
 def lookup_connect(
     request_id: int,
-    broker_url: str,
+    broker_url: str | None,
     broker_url_tls: str | None = None,
     authoritative: bool = True,
     proxy_through_service_url: bool = False,
@@ -138,7 +138,7 @@ def lookup_redirect(
 def _lookup(
     request_id: int,
     response: int,
-    broker_url: str,
+    broker_url: str | None,
     broker_url_tls: str | None,
     authoritative: bool,
     proxy_through_service_url: bool,
@@ -147,7 +147,8 @@ def _lookup(
     body = cmd.lookupTopicResponse
     body.request_id = _u64(request_id)
     body.response = response
-    body.brokerServiceUrl = broker_url
+    if broker_url is not None:
+        body.brokerServiceUrl = broker_url
     if broker_url_tls is not None:
         body.brokerServiceUrlTls = broker_url_tls
     body.authoritative = authoritative

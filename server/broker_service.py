@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import enum
 import itertools
 import json
 import logging
@@ -11,10 +12,13 @@ from urllib.parse import quote, unquote
 from managed_ledger.errors import MetadataBadVersionError
 from managed_ledger.interfaces import ManagedLedgerFactory
 
+from .advertised_listeners import AdvertisedListeners
+from .auto_topic_creation import AutoTopicCreation, auto_topic_creation
 from .config import BrokerConfig
 from .backlog_quota import BacklogQuotas
 from .compaction import CompactionMonitor
-from .errors import NotAllowed, TopicNotFound
+from .errors import MetadataError, NamespaceNotFound, NotAllowed, TopicNotFound
+from .lookup import TopicLookup
 from .message_expiry import MessageExpiryMonitor
 from .namespace_policies import NamespacePolicies
 from .non_persistent_topic import NonPersistentTopic
@@ -35,9 +39,20 @@ GENERATION_PATH = "/counters/producer-name"
 MODE_PERSISTENT, MODE_NON_PERSISTENT, MODE_ALL = 0, 1, 2
 
 
+class Creation(enum.Enum):
+    """What loading a topic that does not exist yet does."""
+
+    NEVER = "never"          # TopicNotFound (admin operations on existing topics)
+    AUTO = "auto"            # created if its namespace's auto-creation rule allows (clients)
+    EXPLICIT = "explicit"    # created whatever that rule says (the admin API's create)
+
+
 class BrokerService:
-    def __init__(self, config: BrokerConfig, storage: ManagedLedgerFactory) -> None:
+    def __init__(self, config: BrokerConfig, storage: ManagedLedgerFactory,
+                 listeners: AdvertisedListeners) -> None:
         self.config = config
+        self.listeners = listeners
+        self.lookup = TopicLookup(self, listeners)
         self.storage = storage
         self.metadata = storage.metadata_store
         self.schemas = SchemaRegistry(self.metadata, Strategy(config.schema_compatibility_strategy))
@@ -80,18 +95,18 @@ class BrokerService:
         return [t.result() for t in self._topics.values() if t.done() and not t.exception()]
 
     async def get_topic(self, name: TopicName, create: bool = True) -> "Topic | NonPersistentTopic":
-        """The loaded topic, loading (and, when allowed, creating) it on first use."""
-        return await self._get_or_load(name, create and self.config.allow_auto_topic_creation)
+        """The loaded topic, loading (and, when its namespace's rule allows, creating) it on first use."""
+        return await self._get_or_load(name, Creation.AUTO if create else Creation.NEVER)
 
     async def create_topic(self, name: TopicName) -> "Topic | NonPersistentTopic":
-        """An explicit creation (admin API): allowed whatever allowAutoTopicCreation says."""
-        return await self._get_or_load(name, True)
+        """An explicit creation (admin API): allowed whatever the auto-creation rule says."""
+        return await self._get_or_load(name, Creation.EXPLICIT)
 
-    async def _get_or_load(self, name: TopicName, may_create: bool) -> "Topic | NonPersistentTopic":
+    async def _get_or_load(self, name: TopicName, creation: Creation) -> "Topic | NonPersistentTopic":
         key = str(name)
         loading = self._topics.get(key)
         if loading is None:
-            loading = asyncio.get_running_loop().create_task(self._load(name, may_create))
+            loading = asyncio.get_running_loop().create_task(self._load(name, creation))
             self._topics[key] = loading
         try:
             return await asyncio.shield(loading)
@@ -100,10 +115,12 @@ class BrokerService:
                 del self._topics[key]
             raise
 
-    async def _load(self, name: TopicName, may_create: bool) -> "Topic | NonPersistentTopic":
+    async def _load(self, name: TopicName, creation: Creation) -> "Topic | NonPersistentTopic":
         unloading = self._unloading.get(str(name))
         if unloading is not None:
             await asyncio.wait([unloading])
+        may_create = creation is not Creation.NEVER and (   # the namespace must exist
+            (await self.auto_topic_creation(name)).allowed or creation is Creation.EXPLICIT)
         if not may_create and not await self._exists(name):
             raise TopicNotFound(f"Topic {name} does not exist")
         if not name.persistent:
@@ -127,12 +144,13 @@ class BrokerService:
         parent = name.partitioned_parent
         return parent is not name and name.partition_index < await self._stored_partitions(parent)
 
-    async def lookup(self, name: TopicName) -> str:
-        """Every topic is served here: the answer is this broker's own service URL."""
-        if not self.config.allow_auto_topic_creation and not await self._exists(name):
-            if await self._stored_partitions(name) == 0:
-                raise TopicNotFound(f"Topic {name} does not exist")
-        return self.config.service_url
+    async def auto_topic_creation(self, name: TopicName) -> AutoTopicCreation:
+        """The auto-creation rule of the topic's namespace; NamespaceNotFound when that namespace
+        (or its tenant) does not exist: no topic is created there, as in Pulsar."""
+        policies = await self.policies.get_if_exists(name.namespace)
+        if policies is None:
+            raise NamespaceNotFound(f"Namespace {name.namespace} does not exist")
+        return auto_topic_creation(self.config, policies)
 
     async def unload_topic(self, name: TopicName) -> bool:
         """Close a loaded topic; its clients are told to reconnect (and load it again)."""
@@ -190,27 +208,21 @@ class BrokerService:
         return await self._exists(name) or await self.partitioned_count(name) > 0
 
     async def partitions_of(self, name: TopicName, auto_create: bool = True) -> int:
-        """PARTITIONED_METADATA: the stored count, or a new partitioned topic when the broker
-        auto-creates topics as partitioned and no plain topic of that name exists. Asked not to
-        auto-create (PIP-344), a topic that does not exist is TopicNotFound, as in Pulsar."""
+        """PARTITIONED_METADATA: the stored count, 0 for a plain topic. A topic not there yet
+        needs its namespace; it is created partitioned when the client (PIP-344 `auto_create`)
+        and the namespace's rule allow creation and the rule says partitioned (else 0: created
+        plain on first use); when either refuses, it is TopicNotFound, as in Pulsar."""
         partitions = await self.partitioned_count(name)
         if partitions:
             return partitions
-        if not auto_create:
-            if not await self._exists(name):
-                raise TopicNotFound(f"Topic {name} does not exist")
+        rule = await self.auto_topic_creation(name)
+        creates = auto_create and rule.allowed
+        plain = rule.partitions == 0 or name.partition_index >= 0 or str(name) == TRANSACTION_COORDINATOR_ASSIGN
+        if (creates and plain) or await self._exists(name):
             return 0
-        if name.partition_index >= 0 or not self._auto_creates_partitioned(name) or await self._exists(name):
-            return 0
-        return await self.create_partitioned(name, self.config.default_num_partitions, exist_ok=True)
-
-    def _auto_creates_partitioned(self, name: TopicName) -> bool:
-        return (
-            str(name) != TRANSACTION_COORDINATOR_ASSIGN
-            and self.config.allow_auto_topic_creation
-            and self.config.allow_auto_topic_creation_type == "partitioned"
-            and self.config.default_num_partitions > 0
-        )
+        if not creates:
+            raise TopicNotFound(f"Topic {name} does not exist")
+        return await self.create_partitioned(name, rule.partitions, exist_ok=True)
 
     async def create_partitioned(self, name: TopicName, partitions: int, exist_ok: bool = False) -> int:
         try:
@@ -256,7 +268,15 @@ class BrokerService:
 
     async def topics_of_namespace(self, namespace: str, mode: int) -> list[str]:
         """Every topic of the namespace, partitions included (regex consumers filter them):
-        persistent ones from storage, non-persistent ones while they are live, as Pulsar."""
+        persistent ones from storage, non-persistent ones while they are live, as Pulsar. A
+        namespace that does not exist is MetadataError, except in the persistent mode (Pulsar
+        lists what storage has there: nothing), which regex consumers use by default."""
+        try:
+            exists = await self.policies.get_if_exists(namespace) is not None
+        except NotAllowed as exc:  # not tenant/namespace
+            raise MetadataError(str(exc)) from None
+        if not exists and mode != MODE_PERSISTENT:
+            raise MetadataError(f"Policies not found for {namespace} namespace")
         names: set[str] = set()
         if mode in (MODE_PERSISTENT, MODE_ALL):
             prefix = f"persistent://{namespace}/"

@@ -23,6 +23,9 @@ class BrokerConfig:
     web_service_port: int = field(default=8080, metadata=conf_key("webServicePort"))
     bind_address: str = field(default="127.0.0.1", metadata=conf_key("bindAddress"))
     advertised_address: str = field(default="", metadata=conf_key("advertisedAddress"))
+    #: `name:url` entries, comma-separated (server/advertised_listeners.py reads them).
+    advertised_listeners: str = field(default="", metadata=conf_key("advertisedListeners"))
+    internal_listener_name: str = field(default="", metadata=conf_key("internalListenerName"))
     cluster_name: str = field(default="standalone", metadata=conf_key("clusterName"))
     max_message_size: int = field(default=5 * 1024 * 1024, metadata=conf_key("maxMessageSize"))
     keep_alive_interval_seconds: int = field(default=30, metadata=conf_key("keepAliveIntervalSeconds"))

@@ -221,8 +221,9 @@ class Connection(asyncio.Protocol):
         self._respond(lookup.request_id, self._lookup(lookup), commands.lookup_failed)
 
     async def _lookup(self, lookup: pb.CommandLookupTopic) -> Cmd:
-        url = await self.broker.lookup(TopicName.parse(lookup.topic))
-        return commands.lookup_connect(lookup.request_id, url)
+        answer = await self.broker.lookup.answer(TopicName.parse(lookup.topic), lookup.advertised_listener_name)
+        return commands.lookup_connect(lookup.request_id, answer.broker_url, answer.broker_url_tls,
+                                       proxy_through_service_url=answer.proxy_through_service_url)
 
     def _on_partitioned_metadata(self, command: Cmd, frame: Frame) -> None:
         request = command.partitionMetadata
@@ -230,8 +231,8 @@ class Connection(asyncio.Protocol):
 
     async def _partitions(self, request: pb.CommandPartitionedTopicMetadata) -> Cmd:
         """Pulsar auto-creates metadata only if both the client (PIP-344) and the broker allow it."""
-        auto_create = request.metadata_auto_creation_enabled and self.config.allow_auto_topic_creation
-        partitions = await self.broker.partitions_of(TopicName.parse(request.topic), auto_create=auto_create)
+        partitions = await self.broker.partitions_of(TopicName.parse(request.topic),
+                                                     auto_create=request.metadata_auto_creation_enabled)
         return commands.partitioned_metadata(request.request_id, partitions)
 
     # -- producing --------------------------------------------------------------------------

@@ -31,6 +31,11 @@ class ConsumerBusy(BrokerError):
     code = pb.ConsumerBusy
 
 
+class NamespaceNotFound(TopicNotFound):
+    """The topic's tenant or namespace does not exist, so no topic can be there (clients see
+    TopicNotFound, as from Pulsar)."""
+
+
 class SubscriptionNotFound(BrokerError):
     code = pb.SubscriptionNotFound
 

@@ -12,11 +12,12 @@ import json
 import logging
 from typing import Any
 
+from managed_ledger.errors import MetadataNotFoundError
 from managed_ledger.factory import open_metadata_store
 from managed_ledger.interfaces import MetadataStore
 
 from .config import BrokerConfig
-from .errors import NotAllowed
+from .errors import NamespaceNotFound, NotAllowed
 from .topic_name import TopicName
 
 log = logging.getLogger(__name__)
@@ -42,10 +43,21 @@ class NamespacePolicies:
         self._store = store
 
     async def get(self, namespace: str) -> dict[str, Any]:
-        return await read_policies(self._store, policies_path(namespace))
+        return await self.get_if_exists(namespace) or {}
+
+    async def get_if_exists(self, namespace: str) -> dict[str, Any] | None:
+        """None when the namespace does not exist: a namespace is there while its Policies
+        document is (the tenant's document is its parent)."""
+        stored = await self._store.get(policies_path(namespace))
+        return json.loads(stored[0]) if stored is not None else None
 
     async def update(self, namespace: str, **fields: Any) -> dict[str, Any]:
-        return await update_policies(self._store, policies_path(namespace), fields)
+        """Set (or, with None, clear) fields of an existing namespace (one is made through the
+        admin API, with its tenant)."""
+        try:
+            return await update_policies(self._store, policies_path(namespace), fields, create=False)
+        except MetadataNotFoundError:
+            raise NamespaceNotFound(f"Namespace {namespace} does not exist") from None
 
     async def auto_subscription_creation_allowed(self, namespace: str, broker_default: bool) -> bool:
         """The namespace's autoSubscriptionCreationOverride when it has one, else the broker's."""
@@ -66,10 +78,14 @@ async def read_policies(store: MetadataStore, path: str) -> dict[str, Any]:
     return json.loads(stored[0]) if stored is not None else {}
 
 
-async def update_policies(store: MetadataStore, path: str, fields: dict[str, Any]) -> dict[str, Any]:
-    """Set (or, with None, clear) fields of a policies document; a concurrent writer makes this
-    fail (MetadataBadVersionError) rather than lose its change."""
+async def update_policies(store: MetadataStore, path: str, fields: dict[str, Any],
+                          create: bool = True) -> dict[str, Any]:
+    """Set (or, with None, clear) fields of a policies document, made here unless create is
+    False (MetadataNotFoundError then); a concurrent writer makes this fail
+    (MetadataBadVersionError) rather than lose its change."""
     stored = await store.get(path)
+    if stored is None and not create:
+        raise MetadataNotFoundError(path)
     policies = json.loads(stored[0]) if stored is not None else {}
     for name, value in fields.items():
         if value is None:
@@ -82,14 +98,18 @@ async def update_policies(store: MetadataStore, path: str, fields: dict[str, Any
 
 async def namespace_policies_command(config: BrokerConfig, action: str, namespace: str, fields: list[str]) -> str:
     """`pulsard namespace-policies get|set tenant/ns [FIELD=JSON ...]`: the policies as JSON.
-    Works beside a running broker; a topic reads its namespace's policies when it loads."""
+    Works beside a running broker, on a namespace made through the admin API (`pulsard admin
+    namespaces create`); a topic reads its namespace's policies when it loads."""
     updates = dict(_parse_field(f) for f in fields)
     if action == "get" and updates:
         raise ValueError("get takes no FIELD=JSON arguments")
     store = await open_metadata_store(config.storage)
     try:
         policies = NamespacePolicies(store)
-        result = await (policies.update(namespace, **updates) if action == "set" else policies.get(namespace))
+        if action == "set":
+            result = await policies.update(namespace, **updates)
+        elif (result := await policies.get_if_exists(namespace)) is None:
+            raise NamespaceNotFound(f"Namespace {namespace} does not exist")
     finally:
         await store.close()
     return json.dumps(result, indent=2, sort_keys=True)

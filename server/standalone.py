@@ -11,6 +11,8 @@ import time
 from managed_ledger.data_dir_lock import DataDirLock
 from managed_ledger.factory import open_factory
 
+from .admin import AdminResources
+from .advertised_listeners import AdvertisedListeners
 from .broker_service import BrokerService
 from .config import BrokerConfig
 from .connection import Connection
@@ -26,6 +28,7 @@ async def run_standalone(config: BrokerConfig) -> None:
     fails (directory in use, port taken) leaves the store untouched."""
     started = time.monotonic()
     loop = asyncio.get_running_loop()
+    listeners = AdvertisedListeners.from_config(config)   # a bad configuration stops us here
     lock = DataDirLock.acquire(config.storage.data_dir)
     try:
         broker_socket = listening_socket(config.bind_address, config.broker_service_port)
@@ -34,10 +37,12 @@ async def run_standalone(config: BrokerConfig) -> None:
         lock.release()
         raise
     storage = await open_factory(config.storage, lock)
-    broker = BrokerService(config, storage)
+    broker = BrokerService(config, storage, listeners)
     await broker.start()
+    resources = AdminResources(broker)
+    await resources.bootstrap()   # the default namespaces exist before any client is served
     server = await loop.create_server(lambda: Connection(broker), sock=broker_socket, backlog=BACKLOG)
-    web = await start_web(broker, web_socket)
+    web = await start_web(broker, resources, web_socket)
     log.info(
         "pulsard ready in %.0f ms: %s, http://%s:%d, data in %s",
         (time.monotonic() - started) * 1000, config.service_url, config.bind_address,

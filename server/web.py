@@ -29,10 +29,8 @@ def build_app(broker: BrokerService, resources: AdminResources) -> web.Applicati
     return app
 
 
-async def start_web(broker: BrokerService, sock: socket.socket) -> web.AppRunner:
-    """Create the admin resources Pulsar standalone starts with, then serve on sock."""
-    resources = AdminResources(broker)
-    await resources.bootstrap()
+async def start_web(broker: BrokerService, resources: AdminResources, sock: socket.socket) -> web.AppRunner:
+    """Serve the admin API, lookups and /metrics on sock (bound before storage was opened)."""
     runner = web.AppRunner(build_app(broker, resources), access_log=None)
     await runner.setup()
     await web.SockSite(runner, sock).start()

@@ -20,10 +20,11 @@ class AdminResources:
         self.topics = TopicAccess(broker, self.namespaces)
 
     async def bootstrap(self) -> None:
-        """The local cluster, the `public` tenant and `public/default` exist from the first start."""
+        """The local cluster and the default tenants and namespaces exist from the first start
+        (and, for a data directory of an older version, from this one)."""
         await self.clusters.ensure_local()
-        await self.tenants.ensure_default()
-        await self.namespaces.ensure_default()
+        await self.tenants.ensure_defaults()
+        await self.namespaces.ensure_defaults()
 
 
 def admin_routes(broker: BrokerService, resources: AdminResources) -> list[web.RouteDef]:

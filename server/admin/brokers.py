@@ -11,6 +11,8 @@ from .errors import NOT_FOUND, require, rest_handler
 from .topic_access import TopicAccess
 
 LOOKUP_PATH = "/lookup/v2/topic/{domain:persistent|non-persistent}/{tenant}/{namespace}/{topic}"
+#: The header naming the client's listener when the query has no listenerName (as in Pulsar).
+LISTENER_NAME_HEADER = "X-Pulsar-ListenerName"
 
 
 def broker_version() -> str:
@@ -39,9 +41,11 @@ def routes(broker: BrokerService, access: TopicAccess) -> list[web.RouteDef]:
 
     @rest_handler
     async def lookup(request: web.Request) -> web.Response:
-        url = await broker.lookup(access.name(request))
-        return web.json_response({"brokerUrl": url, "brokerUrlTls": "", "httpUrl": f"http://{web_address(request)}",
-                                  "httpUrlTls": "", "nativeUrl": url})
+        listener = request.query.get("listenerName") or request.headers.get(LISTENER_NAME_HEADER, "")
+        answer = await broker.lookup.answer(access.name(request), listener)
+        return web.json_response({"brokerUrl": answer.broker_url or "", "brokerUrlTls": answer.broker_url_tls or "",
+                                  "httpUrl": f"http://{web_address(request)}", "httpUrlTls": "",
+                                  "nativeUrl": answer.broker_url or ""})
 
     return [
         web.get("/admin/v2/brokers/health", ok),

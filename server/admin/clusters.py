@@ -26,11 +26,13 @@ class Clusters(DocumentCollection):
         self.broker = broker
 
     async def ensure_local(self) -> None:
-        """Register this broker's cluster when the store has not seen it yet."""
-        config = self.broker.config
+        """Register this broker's cluster when the store has not seen it yet (with the internal
+        listener's URLs, as Pulsar standalone)."""
+        config, internal = self.broker.config, self.broker.listeners.internal
         await create_doc(self.store, self.path(config.cluster_name), {
             "serviceUrl": f"http://{config.advertised_address or config.bind_address}:{config.web_service_port}",
-            "serviceUrlTls": "", "brokerServiceUrl": config.service_url, "brokerServiceUrlTls": "",
+            "serviceUrlTls": "", "brokerServiceUrl": internal.broker_url or "",
+            "brokerServiceUrlTls": internal.broker_url_tls or "",
         })
 
 

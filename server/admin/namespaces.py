@@ -13,9 +13,11 @@ from .errors import (BAD_REQUEST, CONFLICT, NOT_FOUND, PRECONDITION_FAILED, json
                      no_content, query_flag, read_json, require, rest_handler)
 from .documents import create_doc, read_doc
 from .policy_fields import BACKLOG_QUOTA_TYPES, SCALAR_POLICIES, ScalarPolicy, auth_actions, backlog_quota
-from .tenants import DEFAULT_TENANT, Tenants
+from .tenants import Tenants
 
-DEFAULT_NAMESPACE = f"{DEFAULT_TENANT}/default"
+#: The namespaces Pulsar standalone starts with: topics are created only in existing namespaces,
+#: short names mean public/default, and clients probe pulsar/system for a transaction coordinator.
+DEFAULT_NAMESPACES = ("public/default", "pulsar/system")
 NS = "/admin/v2/namespaces/{tenant}/{namespace}"
 _TOPIC_MODES = {"PERSISTENT": MODE_PERSISTENT, "NON_PERSISTENT": MODE_NON_PERSISTENT, "ALL": MODE_ALL}
 
@@ -55,8 +57,9 @@ class Namespaces:
     async def topics(self, namespace: str) -> list[str]:
         return await self.broker.topics_of_namespace(namespace, MODE_ALL)
 
-    async def ensure_default(self) -> None:
-        await self.create(DEFAULT_NAMESPACE, None)
+    async def ensure_defaults(self) -> None:
+        for namespace in DEFAULT_NAMESPACES:
+            await self.create(namespace, None)
 
 
 def _name(request: web.Request) -> str:

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..auto_topic_creation import AUTO_TOPIC_CREATION, override_error
 from ..namespace_policies import (ALLOW_AUTO_UPDATE_SCHEMA, AUTO_SUBSCRIPTION_CREATION,
                                   SCHEMA_COMPATIBILITY_STRATEGY)
 from ..schema_compatibility import Strategy
@@ -83,6 +84,18 @@ def _auto_subscription_creation(body: Any) -> dict[str, bool]:
     return {"allowAutoSubscriptionCreation": body["allowAutoSubscriptionCreation"]}
 
 
+def _auto_topic_creation(body: Any) -> dict[str, Any]:
+    """AutoTopicCreationOverride {allowAutoTopicCreation, topicType, defaultNumPartitions}."""
+    if not isinstance(body, dict) or not isinstance(body.get("allowAutoTopicCreation"), bool):
+        raise RestError(BAD_REQUEST, "Body must be {\"allowAutoTopicCreation\": true|false, ...}")
+    error = override_error(body)
+    if error is not None:
+        raise RestError(PRECONDITION_FAILED,
+                        f"Invalid configuration for autoTopicCreationOverride. the detail is {error}")
+    fields = ("allowAutoTopicCreation", "topicType", "defaultNumPartitions")
+    return {name: body[name] for name in fields if body.get(name) is not None}
+
+
 def auth_actions(body: Any) -> list[str]:
     if not isinstance(body, list) or not all(action in AUTH_ACTIONS for action in body):
         raise RestError(BAD_REQUEST, f"Actions must be a list of {', '.join(AUTH_ACTIONS)}")
@@ -103,6 +116,7 @@ SCALAR_POLICIES = (
     ScalarPolicy("messageTTL", "message_ttl_in_seconds", _non_negative_int("message TTL")),
     ScalarPolicy("deduplication", "deduplicationEnabled", _boolean),
     ScalarPolicy("autoSubscriptionCreation", AUTO_SUBSCRIPTION_CREATION, _auto_subscription_creation),
+    ScalarPolicy("autoTopicCreation", AUTO_TOPIC_CREATION, _auto_topic_creation),
     ScalarPolicy("maxProducersPerTopic", "max_producers_per_topic", _non_negative_int("maxProducersPerTopic")),
     ScalarPolicy("maxConsumersPerTopic", "max_consumers_per_topic", _non_negative_int("maxConsumersPerTopic")),
     ScalarPolicy("schemaCompatibilityStrategy", SCHEMA_COMPATIBILITY_STRATEGY, schema_strategy, "UNDEFINED", "PUT"),

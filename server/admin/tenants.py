@@ -14,7 +14,8 @@ from .clusters import Clusters
 from .documents import DocumentCollection, collection_routes, create_doc, read_doc
 from .errors import BAD_REQUEST, CONFLICT, PRECONDITION_FAILED, require
 
-DEFAULT_TENANT = "public"
+#: The tenants Pulsar standalone starts with: `public` for users, `pulsar` for system namespaces.
+DEFAULT_TENANTS = ("public", "pulsar")
 
 
 class Tenants(DocumentCollection):
@@ -42,9 +43,10 @@ class Tenants(DocumentCollection):
         require(set(clusters) <= known, PRECONDITION_FAILED, "Clusters do not exist")
         return {"adminRoles": sorted(set(roles)), "allowedClusters": sorted(set(clusters))}
 
-    async def ensure_default(self) -> None:
-        await create_doc(self.store, self.path(DEFAULT_TENANT), {
-            "adminRoles": [], "allowedClusters": [self.clusters.broker.config.cluster_name]})
+    async def ensure_defaults(self) -> None:
+        for tenant in DEFAULT_TENANTS:
+            await create_doc(self.store, self.path(tenant), {
+                "adminRoles": [], "allowedClusters": [self.clusters.broker.config.cluster_name]})
 
 
 def _strings(value: Any) -> bool:
