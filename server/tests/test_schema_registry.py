@@ -14,7 +14,7 @@ import pytest
 from bookkeeper.metadata_store import SqliteMetadataStore
 from protocol import pulsar_api_pb2 as pb
 from server.errors import IncompatibleSchema
-from server.namespace_policies import NamespacePolicies
+from server.namespace_policies import NamespacePolicies, policies_path
 from server.schema_compatibility import Strategy
 from server.schema_registry import SchemaRegistry, schema_version_bytes
 from server.topic_name import TopicName
@@ -78,6 +78,7 @@ async def test_the_strategy_comes_from_topic_then_namespace_then_broker(tmp_path
     try:
         registry = SchemaRegistry(store, broker_strategy=Strategy.FORWARD)
         assert await registry.strategy(TOPIC) is Strategy.FORWARD
+        await store.put(policies_path("public/default"), b"{}", -1)   # the namespace exists
         await NamespacePolicies(store).update("public/default", schema_compatibility_strategy="UNDEFINED")
         assert await registry.strategy(TOPIC) is Strategy.FORWARD
         await NamespacePolicies(store).update("public/default", schema_compatibility_strategy="BACKWARD")
@@ -107,6 +108,7 @@ async def test_without_auto_update_only_the_admin_adds_versions(tmp_path: Path) 
     store = await SqliteMetadataStore.open(tmp_path / "metadata.db")
     try:
         registry = SchemaRegistry(store)
+        await store.put(policies_path("public/default"), b"{}", -1)   # the namespace exists
         await NamespacePolicies(store).update("public/default", is_allow_auto_update_schema=False)
         with pytest.raises(IncompatibleSchema):
             await registry.register(TOPIC, record_schema("a"))
