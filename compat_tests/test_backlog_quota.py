@@ -28,10 +28,12 @@ def _over_quota(make_broker, connect, name: str, count: int = 20, **quotas):
     `count` unconsumed messages of BODY bytes: (client, topic, producer, sent)."""
     namespace = f"public/{name}"
     broker = make_broker(FAST_CHECK)
-    create_namespace(broker, namespace, f"backlog_quota_map={json.dumps(quotas)}")
+    create_namespace(broker, namespace)
     client = connect(broker)
     topic = f"persistent://{namespace}/{unique_topic()}"
     producer, sent = _fill(client, topic, count)
+    # the quota only now: a check during the fill would stop it half-way
+    set_namespace_policy(broker.data_dir, namespace, f"backlog_quota_map={json.dumps(quotas)}")
     return client, topic, producer, sent
 
 
