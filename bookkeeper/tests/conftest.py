@@ -36,3 +36,6 @@ async def open_bookkeeper(root: Path, crash_on_exit: bool = False,
     finally:
         await bookkeeper.bookie.close(final_checkpoint=not crash_on_exit)
         await store.close()
+
+
+from bookkeeper.tests.cluster_fixture import cluster  # noqa: E402,F401  (session fixture)

@@ -20,3 +20,4 @@ async def open_storage(data_dir: Path, **settings) -> AsyncIterator[ManagedLedge
         yield factory
     finally:
         await factory.close()
+from bookkeeper.tests.cluster_fixture import cluster  # noqa: E402,F401  (session fixture)

@@ -1,0 +1,48 @@
+"""One real ZooKeeper + 3 bookies per test session, shared by every cluster test.
+
+Started by the first test that asks for the ``cluster`` fixture, stopped (every process killed,
+temporary files removed) when the session ends. A missing java or mvn fails the tests: they
+are never skipped. Tests that kill a bookie restart it before they end.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bookkeeper.cluster_kit import LocalCluster
+
+_ATTRIBUTE = "_pulsard_cluster"
+
+
+def shared_cluster(config: pytest.Config) -> LocalCluster:
+    found = getattr(config, _ATTRIBUTE, None)
+    if isinstance(found, BaseException):
+        raise RuntimeError("the test cluster failed to start (see the first failing test)") from found
+    if found is not None:
+        return found
+    capture = config.pluginmanager.getplugin("capturemanager")
+    reporter = config.pluginmanager.getplugin("terminalreporter")
+
+    def say(message: str) -> None:
+        if reporter is None:
+            return
+        if capture is not None:
+            with capture.global_and_fixture_disabled():
+                reporter.write_line(f"[cluster kit] {message}")
+        else:
+            reporter.write_line(f"[cluster kit] {message}")
+
+    cluster = LocalCluster(bookies=3, progress=say)
+    config.add_cleanup(cluster.stop)
+    try:
+        cluster.start()
+    except BaseException as exc:
+        setattr(config, _ATTRIBUTE, exc)
+        raise
+    setattr(config, _ATTRIBUTE, cluster)
+    return cluster
+
+
+@pytest.fixture(scope="session")
+def cluster(request: pytest.FixtureRequest) -> LocalCluster:
+    return shared_cluster(request.config)
