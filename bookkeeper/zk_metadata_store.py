@@ -98,7 +98,7 @@ class ZkMetadataStore:
     async def get(self, path: str) -> tuple[bytes, int] | None:
         _check_path(path)
         try:
-            data, stat = await self._call(self._zk.get_async, path)
+            data, stat = await self.call(self._zk.get_async, path)
         except MetadataNotFoundError:
             return None
         if not data:
@@ -110,29 +110,29 @@ class ZkMetadataStore:
         _check_path(path)
         value = bytes(value)
         if expected_version is not None and expected_version >= 0:
-            stat = await self._call(self._zk.set_async, path, value, expected_version)
+            stat = await self.call(self._zk.set_async, path, value, expected_version)
             return stat.version
         while True:
             if expected_version is None:
                 try:
-                    stat = await self._call(self._zk.set_async, path, value, -1)
+                    stat = await self.call(self._zk.set_async, path, value, -1)
                     return stat.version
                 except MetadataNotFoundError:
                     pass
             try:
-                await self._call(self._zk.create_async, path, value, makepath=True)
+                await self.call(self._zk.create_async, path, value, makepath=True)
                 return 0
             except MetadataBadVersionError:
                 if expected_version is None:
                     continue
             try:
-                data, stat = await self._call(self._zk.get_async, path)
+                data, stat = await self.call(self._zk.get_async, path)
             except MetadataNotFoundError:
                 continue  # deleted in between: create again
             if expected_version == -1 and data:
                 raise MetadataBadVersionError(f"{path} already exists (version {stat.version})")
             try:  # an empty (implicit parent) node, or an unconditional put
-                stat = await self._call(self._zk.set_async, path, value, stat.version)
+                stat = await self.call(self._zk.set_async, path, value, stat.version)
                 return stat.version
             except (MetadataBadVersionError, MetadataNotFoundError):
                 if expected_version == -1:
@@ -143,20 +143,20 @@ class ZkMetadataStore:
         _check_path(path)
         version = -1 if expected_version is None else expected_version
         try:
-            await self._call(self._zk.delete_async, path, version)
+            await self.call(self._zk.delete_async, path, version)
         except _NotEmpty:
             # still a parent: becomes an implicit one (empty), as in the embedded store
-            data, stat = await self._call(self._zk.get_async, path)
+            data, stat = await self.call(self._zk.get_async, path)
             if not data:
                 raise MetadataNotFoundError(path) from None
-            await self._call(self._zk.set_async, path, b"", version)
+            await self.call(self._zk.set_async, path, b"", version)
             return
         await self._prune_parents(path)
 
     async def children(self, path: str) -> list[str]:
         _check_path(path)
         try:
-            names = await self._call(self._zk.get_children_async, path)
+            names = await self.call(self._zk.get_children_async, path)
         except MetadataNotFoundError:
             return []
         if path == "/" and not self._chroot:
@@ -175,7 +175,7 @@ class ZkMetadataStore:
     async def put_ephemeral(self, path: str, value: bytes) -> int:
         """Create a node that lives as long as this store's session; BadVersion if it exists."""
         _check_path(path)
-        await self._call(self._zk.create_async, path, bytes(value), ephemeral=True, makepath=True)
+        await self.call(self._zk.create_async, path, bytes(value), ephemeral=True, makepath=True)
         return 0
 
     async def watch_data(self, path: str,
@@ -203,7 +203,7 @@ class ZkMetadataStore:
         """Call on_change (on the loop) with the sorted children of path, now and after every
         change of the set; returns a function that stops the watch."""
         stopped = False
-        await self._call(self._zk.ensure_path_async, path)
+        await self.call(self._zk.ensure_path_async, path)
 
         def changed(children: list[str]) -> bool | None:
             if stopped:
@@ -229,7 +229,7 @@ class ZkMetadataStore:
 
     # ---- internals --------------------------------------------------------------------------
 
-    def _call(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> asyncio.Future:
+    def call(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> asyncio.Future:
         """Run a kazoo ``*_async`` call; its outcome settles a loop future (never blocks)."""
         if self._closed:
             raise MetadataStoreError("metadata store is closed")
@@ -255,10 +255,10 @@ class ZkMetadataStore:
         parent = path.rsplit("/", 1)[0]
         while parent:
             try:
-                data, stat = await self._call(self._zk.get_async, parent)
+                data, stat = await self.call(self._zk.get_async, parent)
                 if data or stat.numChildren:
                     return
-                await self._call(self._zk.delete_async, parent, stat.version)
+                await self.call(self._zk.delete_async, parent, stat.version)
             except MetadataStoreError:
                 return  # someone else is using it, or it is already gone
             parent = parent.rsplit("/", 1)[0]

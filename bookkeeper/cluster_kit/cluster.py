@@ -217,7 +217,11 @@ class LocalCluster:
         try:
             while True:
                 available = set(zk.get_children("/ledgers/available"))
-                missing = [b for b in bookie_ids if b not in available]
+                ports = {b.bookie_id: b.port for b in self.bookie_list}
+                # a killed bookie's registration outlives it until its session expires: the
+                # restarted one is up once its port is open as well
+                missing = [b for b in bookie_ids
+                           if b not in available or (b in ports and not _port_open(ports[b]))]
                 if not missing:
                     return
                 for bookie in self.bookie_list:
