@@ -44,7 +44,8 @@ def parse_service_uri(uri: str) -> tuple[str, str]:
 
 class BookKeeperClient:
     def __init__(self, store: ZkMetadataStore, root: str, ensemble_size: int, write_quorum: int,
-                 ack_quorum: int, password: bytes = b"", timeout_s: float = 10.0) -> None:
+                 ack_quorum: int, password: bytes = b"", timeout_s: float = 10.0,
+                 speculative_read_s: float = 1.0) -> None:
         if not ensemble_size >= write_quorum >= ack_quorum >= 1:
             raise BookKeeperError(f"need E >= Qw >= Qa >= 1, got E={ensemble_size} "
                                   f"Qw={write_quorum} Qa={ack_quorum}")
@@ -56,19 +57,21 @@ class BookKeeperClient:
         self.password = password
         self.master_key = master_key(password)
         self.pool = BookiePool(timeout_s)
+        self.speculative_read_s = speculative_read_s or 1.0
         self.placement = Placement(store, root)
 
     @classmethod
     async def open(cls, service_uri: str, ensemble_size: int = 2, write_quorum: int = 2,
                    ack_quorum: int = 2, password: bytes = b"",
-                   timeout_s: float = 10.0) -> BookKeeperClient:
+                   timeout_s: float = 10.0, speculative_read_s: float = 1.0) -> BookKeeperClient:
         hosts, root = parse_service_uri(service_uri)
         store = await ZkMetadataStore.open(f"zk:{hosts}")
         if await store.get(f"{root}/LAYOUT") is None:
             await store.close()
             raise BookKeeperError(f"no BookKeeper cluster at {service_uri} ({root}/LAYOUT missing:"
                                   f" run BookieShell metaformat)")
-        return cls(store, root, ensemble_size, write_quorum, ack_quorum, password, timeout_s)
+        return cls(store, root, ensemble_size, write_quorum, ack_quorum, password, timeout_s,
+                   speculative_read_s)
 
     # ---- LedgerClient -------------------------------------------------------------------------
 

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-SPECULATIVE_READ_S = 1.0
 READ_WINDOW = 64
 _MISSING = (Status.ENOENTRY, Status.ENOLEDGER)
 
@@ -58,7 +57,7 @@ async def read_entry(client: BookKeeperClient, metadata: LedgerMetadata, ledger_
     try:
         while running:
             more = next_index < len(order)
-            done, running = await asyncio.wait(running, timeout=SPECULATIVE_READ_S if more else None,
+            done, running = await asyncio.wait(running, timeout=client.speculative_read_s if more else None,
                                                return_when=asyncio.FIRST_COMPLETED)
             if not done:
                 launch()  # speculative: the first is slow, ask the next one too
