@@ -190,11 +190,34 @@ class LocalCluster:
             self._say(f"killed bookie {bookie.bookie_id} (pid {bookie.java.pid})")
 
     def restart_bookie(self, index: int) -> None:
+        """Start a stopped (or killed) bookie again and wait until it registered anew: a
+        killed bookie's registration outlives it until its ZooKeeper session expires, and
+        the new process waits for that before it serves."""
         bookie = self.bookie_list[index]
         if bookie.java is not None and bookie.java.alive():
             return
+        stale = self._registration_owner(bookie.bookie_id)
         self._launch_bookie(bookie)
-        self.wait_registered([bookie.bookie_id])
+        deadline = time.monotonic() + 90
+        while True:
+            owner = self._registration_owner(bookie.bookie_id)
+            if owner is not None and owner != stale and _port_open(bookie.port):
+                return
+            if bookie.java is not None and not bookie.java.alive():
+                raise ToolchainError(f"bookie {bookie.bookie_id} exited:\n{bookie.java.log_tail()}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"bookie {bookie.bookie_id} did not register again in 90 s")
+            time.sleep(0.2)
+
+    def _registration_owner(self, bookie_id: str) -> int | None:
+        """The session owning the bookie's /ledgers/available node, None when absent."""
+        zk = self._zk_client()
+        try:
+            stat = zk.exists(f"/ledgers/available/{bookie_id}")
+            return stat.ephemeralOwner if stat is not None else None
+        finally:
+            zk.stop()
+            zk.close()
 
     def add_bookie(self) -> Bookie:
         bookie = self._new_bookie(len(self.bookie_list))
