@@ -67,7 +67,12 @@ def master_key(password: bytes) -> bytes:
 
 # ---- protobuf primitives -------------------------------------------------------------------
 
+_SMALL_VARINTS = [bytes((i,)) for i in range(128)]
+
+
 def varint(value: int) -> bytes:
+    if 0 <= value < 128:
+        return _SMALL_VARINTS[value]
     if value < 0:
         value += 1 << 64  # int64 two's complement, 10 bytes
     out = bytearray()
