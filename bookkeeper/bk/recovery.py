@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+MAX_ENSEMBLE_CHANGES = 5
+
 
 async def recover(client: BookKeeperClient, ledger_id: int, metadata: LedgerMetadata,
                   version: int) -> tuple[LedgerMetadata, int]:
@@ -46,7 +48,16 @@ async def recover(client: BookKeeperClient, ledger_id: int, metadata: LedgerMeta
     entry_id = lac + 1
     while (found := await _recovery_read(client, metadata, ledger_id, entry_id)) is not None:
         length += len(found.payload)
-        await _recovery_add(client, metadata, ledger_id, entry_id, last, length, found.payload)
+        for _ in range(MAX_ENSEMBLE_CHANGES):
+            failed = await _recovery_add(client, metadata, ledger_id, entry_id, last, length,
+                                         found.payload)
+            if not failed:
+                break
+            metadata, version = await _replace_bookies(client, ledger_id, metadata, version,
+                                                       entry_id, failed)
+        else:
+            raise BookieUnavailableError(f"ledger {ledger_id}: entry {entry_id} could not be "
+                                         f"written again to Qa bookies")
         last = entry_id
         entry_id += 1
 
@@ -92,7 +103,9 @@ async def _recovery_read(client: BookKeeperClient, metadata: LedgerMetadata, led
 
 
 async def _recovery_add(client: BookKeeperClient, metadata: LedgerMetadata, ledger_id: int,
-                        entry_id: int, lac: int, length: int, payload: bytes) -> None:
+                        entry_id: int, lac: int, length: int, payload: bytes) -> set[str]:
+    """RECOVERY_ADD to the entry's write set; the bookies that failed when fewer than Qa
+    acknowledged (empty set: done)."""
     ensemble = metadata.ensemble_at(entry_id)
     bookies = [ensemble[i] for i in write_set(entry_id, metadata.ensemble_size,
                                               metadata.write_quorum)]
@@ -104,6 +117,27 @@ async def _recovery_add(client: BookKeeperClient, metadata: LedgerMetadata, ledg
         return response.status == Status.EOK
 
     outcomes = await asyncio.gather(*[add(b) for b in bookies], return_exceptions=True)
-    if sum(1 for outcome in outcomes if outcome is True) < metadata.ack_quorum:
-        raise BookieUnavailableError(f"ledger {ledger_id}: recovery add of entry {entry_id} "
-                                     f"reached too few bookies: {outcomes}")
+    if sum(1 for outcome in outcomes if outcome is True) >= metadata.ack_quorum:
+        return set()
+    failed = {b for b, outcome in zip(bookies, outcomes) if outcome is not True}
+    logger.warning("ledger %d: recovery add of entry %d failed on %s", ledger_id, entry_id,
+                   ", ".join(sorted(failed)))
+    for bookie in failed:
+        client.placement.quarantine(bookie)
+    return failed
+
+
+async def _replace_bookies(client: BookKeeperClient, ledger_id: int, metadata: LedgerMetadata,
+                           version: int, entry_id: int,
+                           failed: set[str]) -> tuple[LedgerMetadata, int]:
+    """Ensemble change during recovery: a segment from entry_id without the failed bookies."""
+    ensemble = await client.placement.replacements(metadata.ensemble_at(entry_id), failed)
+    changed = metadata.with_ensemble(entry_id, ensemble)
+    try:
+        version = await client.write_metadata(ledger_id, changed, version)
+    except MetadataBadVersionError:
+        raise BookieUnavailableError(f"ledger {ledger_id}: its metadata changed during "
+                                     f"recovery (another recovery?)") from None
+    logger.info("ledger %d: recovery moved entries from %d to %s", ledger_id, entry_id,
+                ", ".join(ensemble))
+    return changed, version

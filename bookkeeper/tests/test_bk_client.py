@@ -129,3 +129,39 @@ async def test_bookkeepers_own_tools_read_our_ledger(cluster) -> None:
     for i in range(10):
         assert f"hello-{i}" in read.stdout, read.stdout[-3000:]
     assert "Exception" not in read.stdout, read.stdout[-3000:]
+
+
+async def test_recovery_while_a_bookie_is_dead_and_the_old_writer_still_tries(cluster) -> None:
+    """E2/Qw2/Qa2 on 3 bookies: a bookie of the ensemble dies mid-write; the old writer (still
+    running) changes its ensemble while a new owner recovers the ledger, which must itself
+    move the re-added entries off the dead bookie. Nothing the old writer got acknowledged
+    is lost, whoever wins the race."""
+    old = await open_client(cluster, 2, 2, 2)
+    new = await open_client(cluster, 2, 2, 2)
+    victim_index = None
+    try:
+        writer = await old.create_ledger()
+        acknowledged: list[int] = []
+        futures = [writer.add_entry(payload(i)) for i in range(600)]
+        for future in futures:
+            future.add_done_callback(
+                lambda f: acknowledged.append(f.result()) if not f.exception() else None)
+        while len(acknowledged) < 100:
+            await asyncio.sleep(0.001)
+        victim = writer.metadata.last_ensemble[0]
+        victim_index = [b.bookie_id for b in cluster.bookie_list].index(victim)
+        cluster.kill_bookie(victim_index)
+        reader = await new.open_ledger(writer.ledger_id, recovery=True)
+        await asyncio.gather(*futures, return_exceptions=True)
+        assert reader.is_closed
+        assert max(acknowledged) <= reader.last_add_confirmed
+        stored = await reader.read_entries(0, reader.last_add_confirmed)
+        assert stored == [payload(i) for i in range(reader.last_add_confirmed + 1)]
+        metadata, _ = await new.read_metadata(writer.ledger_id)
+        assert metadata.state is LedgerState.CLOSED
+        assert metadata.last_entry_id == reader.last_add_confirmed
+    finally:
+        await old.close()
+        await new.close()
+        if victim_index is not None:
+            await asyncio.to_thread(cluster.restart_bookie, victim_index)
