@@ -31,6 +31,12 @@ class ToolchainError(RuntimeError):
     """java or mvn is missing, or Maven could not fetch the jars."""
 
 
+def _artifact(line: str) -> str:
+    """The file name in a "Downloaded from central: https://.../x-1.0.jar (12 kB at ...)" line."""
+    urls = [word for word in line.split() if "://" in word]
+    return urls[-1].rsplit("/", 1)[-1] if urls else line
+
+
 def lib_dir() -> Path:
     override = os.environ.get("PULSARD_BK_LIB")
     if override:
@@ -85,7 +91,7 @@ def ensure_jars(progress: Progress | None = None) -> Path:
             if "Downloaded from" in line:
                 downloaded += 1
                 if downloaded % 20 == 1:
-                    say(f"maven: {downloaded} artifacts downloaded so far ({line.rsplit('/', 1)[-1]})")
+                    say(f"maven: {downloaded} files downloaded so far ({_artifact(line)})")
             elif line.startswith("[INFO] Copying") or "BUILD" in line or "ERROR" in line:
                 say(f"maven: {line.removeprefix('[INFO] ')}")
         if process.wait() != 0:

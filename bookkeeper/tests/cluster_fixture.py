@@ -9,17 +9,12 @@ from __future__ import annotations
 
 import pytest
 
-from bookkeeper.cluster_kit import LocalCluster
+from bookkeeper.cluster_kit import LocalCluster, ensure_jars
 
 _ATTRIBUTE = "_pulsard_cluster"
 
 
-def shared_cluster(config: pytest.Config) -> LocalCluster:
-    found = getattr(config, _ATTRIBUTE, None)
-    if isinstance(found, BaseException):
-        raise RuntimeError("the test cluster failed to start (see the first failing test)") from found
-    if found is not None:
-        return found
+def _say_for(config: pytest.Config):
     capture = config.pluginmanager.getplugin("capturemanager")
     reporter = config.pluginmanager.getplugin("terminalreporter")
 
@@ -31,8 +26,26 @@ def shared_cluster(config: pytest.Config) -> LocalCluster:
                 reporter.write_line(f"[cluster kit] {message}")
         else:
             reporter.write_line(f"[cluster kit] {message}")
+    return say
 
-    cluster = LocalCluster(bookies=3, progress=say)
+
+def fetch_jars_if_needed(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Before any test runs (outside every test's timeout): the first run downloads the
+    jars with Maven, which may take longer than one test may."""
+    if getattr(config, "_pulsard_jars", False):
+        return
+    if any(item.get_closest_marker("cluster") for item in items):
+        config._pulsard_jars = True  # type: ignore[attr-defined]
+        ensure_jars(_say_for(config))
+
+
+def shared_cluster(config: pytest.Config) -> LocalCluster:
+    found = getattr(config, _ATTRIBUTE, None)
+    if isinstance(found, BaseException):
+        raise RuntimeError("the test cluster failed to start (see the first failing test)") from found
+    if found is not None:
+        return found
+    cluster = LocalCluster(bookies=3, progress=_say_for(config))
     config.add_cleanup(cluster.stop)
     try:
         cluster.start()
@@ -41,6 +54,10 @@ def shared_cluster(config: pytest.Config) -> LocalCluster:
         raise
     setattr(config, _ATTRIBUTE, cluster)
     return cluster
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    fetch_jars_if_needed(config, items)
 
 
 @pytest.fixture(scope="session")

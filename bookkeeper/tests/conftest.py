@@ -38,4 +38,5 @@ async def open_bookkeeper(root: Path, crash_on_exit: bool = False,
         await store.close()
 
 
-from bookkeeper.tests.cluster_fixture import cluster  # noqa: E402,F401  (session fixture)
+from bookkeeper.tests.cluster_fixture import (  # noqa: E402,F401  (session fixture, hook)
+    cluster, pytest_collection_modifyitems)

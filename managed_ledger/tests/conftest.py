@@ -20,4 +20,5 @@ async def open_storage(data_dir: Path, **settings) -> AsyncIterator[ManagedLedge
         yield factory
     finally:
         await factory.close()
-from bookkeeper.tests.cluster_fixture import cluster  # noqa: E402,F401  (session fixture)
+from bookkeeper.tests.cluster_fixture import (  # noqa: E402,F401  (session fixture, hook)
+    cluster, pytest_collection_modifyitems)
