@@ -25,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     cluster = LocalCluster(bookies=args.bookies, root=args.dir, progress=say)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
     with cluster:
         print(f"metadataStoreUrl={cluster.metadata_store_url}")
         print(f"configurationMetadataStoreUrl={cluster.metadata_store_url}")
