@@ -63,6 +63,11 @@ async def open_configuration_store(config: StorageConfig) -> Any:
 
 async def open_ledger_client(config: StorageConfig, store: Any) -> LedgerClient:
     """The embedded bookie, or the client of the BookKeeper cluster the config names."""
+    if config.metadata_store_url and not config.uses_bookkeeper_cluster:
+        # the embedded bookie keeps its ledgers' metadata under /ledgers, BookKeeper's own
+        # path in a shared ZooKeeper; and its ledgers could serve one broker only anyway
+        raise BookKeeperError("metadataStoreUrl on ZooKeeper needs a BookKeeper cluster too: "
+                              "set bookkeeperMetadataServiceUri=zk+hierarchical://host:port/ledgers")
     if config.uses_bookkeeper_cluster:
         client = config.bookkeeper_client
         return await BookKeeperClient.open(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+import weakref
 
 from ..errors import BookKeeperError, MetadataNotFoundError, NoSuchLedgerError
 from ..zk_metadata_store import ZkMetadataStore
@@ -18,7 +19,7 @@ from .codec import master_key
 from .connection import BookiePool
 from .ledger_metadata import LedgerMetadata, LedgerState, Segment, ledger_path
 from .placement import Placement
-from .reads import LedgerReadHandle, read_last_confirmed
+from .reads import LedgerReadHandle, LocalWriterView, read_last_confirmed
 from .recovery import recover
 from .write_handle import LedgerWriteHandle
 
@@ -59,6 +60,9 @@ class BookKeeperClient:
         self.pool = BookiePool(timeout_s)
         self.speculative_read_s = speculative_read_s or 1.0
         self.placement = Placement(store, root)
+        #: ledgers this client writes: opening one without recovery reads the live writer
+        self._writers: weakref.WeakValueDictionary[int, LedgerWriteHandle] = \
+            weakref.WeakValueDictionary()
 
     @classmethod
     async def open(cls, service_uri: str, ensemble_size: int = 2, write_quorum: int = 2,
@@ -88,9 +92,15 @@ class BookKeeperClient:
         ledger_id = await self._next_ledger_id()
         version = await self.store.put(ledger_path(self.root, ledger_id), metadata.encode(), -1)
         logger.debug("created ledger %d on %s", ledger_id, metadata.last_ensemble)
-        return LedgerWriteHandle(self, ledger_id, metadata, version)
+        writer = LedgerWriteHandle(self, ledger_id, metadata, version)
+        self._writers[ledger_id] = writer
+        return writer
 
-    async def open_ledger(self, ledger_id: int, recovery: bool = True) -> LedgerReadHandle:
+    async def open_ledger(self, ledger_id: int,
+                          recovery: bool = True) -> LedgerReadHandle | LocalWriterView:
+        writer = self._writers.get(ledger_id)
+        if writer is not None and not recovery and not writer.is_closed:
+            return LocalWriterView(writer)
         metadata, version = await self.read_metadata(ledger_id)
         if recovery and metadata.state is not LedgerState.CLOSED:
             metadata, version = await recover(self, ledger_id, metadata, version)

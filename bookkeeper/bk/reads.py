@@ -16,6 +16,7 @@ from .placement import write_set
 
 if TYPE_CHECKING:
     from .client import BookKeeperClient
+    from .write_handle import LedgerWriteHandle
 
 logger = logging.getLogger(__name__)
 
@@ -163,7 +164,47 @@ class LedgerReadHandle:
         return self._metadata.state is LedgerState.CLOSED
 
     async def read_entries(self, first: int, last: int) -> list[bytes]:
+        if last > self._lac and not self.is_closed and first <= last:
+            await self.refresh()  # an open ledger grows: ask the bookies again
         if first < 0 or last > self._lac or first > last:
             raise NoSuchEntryError(f"ledger {self._ledger_id}: entries {first}..{last} outside "
                                    f"0..{self._lac}")
         return await read_range(self._client, self._metadata, self._ledger_id, first, last)
+
+    async def refresh(self) -> None:
+        """Catch up with a ledger still being written (by another process): its metadata (it
+        may have been sealed, or changed ensemble) and the LAC its bookies report."""
+        metadata, _ = await self._client.read_metadata(self._ledger_id)
+        self._metadata = metadata
+        if metadata.state is LedgerState.CLOSED:
+            self._lac, self._length = metadata.last_entry_id, metadata.length
+            return
+        lac, length = await read_last_confirmed(self._client, metadata, self._ledger_id)
+        if lac > self._lac:
+            self._lac, self._length = lac, length
+
+
+class LocalWriterView:
+    """ReadHandle of a ledger this client is writing: its LAC is the writer's, live."""
+
+    def __init__(self, writer: "LedgerWriteHandle") -> None:
+        self._writer = writer
+
+    @property
+    def ledger_id(self) -> int:
+        return self._writer.ledger_id
+
+    @property
+    def last_add_confirmed(self) -> int:
+        return self._writer.last_add_confirmed
+
+    @property
+    def length(self) -> int:
+        return self._writer.length
+
+    @property
+    def is_closed(self) -> bool:
+        return self._writer.is_closed
+
+    async def read_entries(self, first: int, last: int) -> list[bytes]:
+        return await self._writer.read_entries(first, last)

@@ -165,3 +165,26 @@ async def test_recovery_while_a_bookie_is_dead_and_the_old_writer_still_tries(cl
         await new.close()
         if victim_index is not None:
             await asyncio.to_thread(cluster.restart_bookie, victim_index)
+
+
+async def test_readers_follow_a_ledger_still_being_written(cluster) -> None:
+    writer_client = await open_client(cluster)
+    reader_client = await open_client(cluster)
+    try:
+        writer = await writer_client.create_ledger()
+        await asyncio.gather(*[writer.add_entry(payload(i)) for i in range(10)])
+        local = await writer_client.open_ledger(writer.ledger_id, recovery=False)
+        remote = await reader_client.open_ledger(writer.ledger_id, recovery=False)
+        assert not remote.is_closed and remote.last_add_confirmed <= 9
+        for i in range(10, 20):     # one at a time: entry i carries LAC i - 1
+            await writer.add_entry(payload(i))
+        assert local.last_add_confirmed == 19           # the writer's own view is live
+        assert await local.read_entries(15, 19) == [payload(i) for i in range(15, 20)]
+        # another process sees the LAC its bookies report (piggybacked: up to the last one)
+        assert await remote.read_entries(0, 18) == [payload(i) for i in range(19)]
+        await writer.close()
+        assert await remote.read_entries(19, 19) == [payload(19)]
+        assert remote.is_closed and remote.last_add_confirmed == 19
+    finally:
+        await writer_client.close()
+        await reader_client.close()

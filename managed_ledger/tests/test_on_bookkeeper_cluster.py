@@ -112,3 +112,10 @@ async def test_written_ledgers_carry_the_configured_quorums(cluster, tmp_path: P
         position = await ledger.add_entry(b"x")
         metadata, _ = await factory.bookkeeper.read_metadata(position.ledger_id)
         assert (metadata.ensemble_size, metadata.write_quorum, metadata.ack_quorum) == (3, 2, 2)
+
+
+async def test_zookeeper_metadata_without_a_bookkeeper_cluster_is_refused(cluster, tmp_path: Path) -> None:
+    from bookkeeper.errors import BookKeeperError
+    config = StorageConfig(tmp_path, metadata_store_url=cluster.metadata_store_url)
+    with pytest.raises(BookKeeperError, match="bookkeeperMetadataServiceUri"):
+        await open_factory(config)
