@@ -185,10 +185,13 @@ class ZkMetadataStore:
         stopped = False
 
         def changed(data: bytes | None, stat: Any) -> bool | None:
-            if stopped:
+            if stopped or self._closed:
                 return False
             value = (bytes(data), stat.version) if data and stat is not None else None
-            self._loop.call_soon_threadsafe(_call_unless, lambda: stopped, on_change, value)
+            try:
+                self._loop.call_soon_threadsafe(_call_unless, lambda: stopped, on_change, value)
+            except RuntimeError:
+                return False  # the loop is closed
             return None
 
         await self._loop.run_in_executor(None, lambda: DataWatch(self._zk, path, changed))
@@ -206,10 +209,13 @@ class ZkMetadataStore:
         await self.call(self._zk.ensure_path_async, path)
 
         def changed(children: list[str]) -> bool | None:
-            if stopped:
+            if stopped or self._closed:
                 return False
-            self._loop.call_soon_threadsafe(_call_unless, lambda: stopped, on_change,
-                                            sorted(children))
+            try:
+                self._loop.call_soon_threadsafe(_call_unless, lambda: stopped, on_change,
+                                                sorted(children))
+            except RuntimeError:
+                return False  # the loop is closed
             return None
 
         await self._loop.run_in_executor(None, lambda: ChildrenWatch(self._zk, path, changed))
@@ -241,12 +247,15 @@ class ZkMetadataStore:
             future.set_exception(_translate(exc, path))
             return future
 
-        def done(result: Any) -> None:
+        def done(result: Any) -> None:  # on a kazoo thread
             try:
                 outcome, error = result.get_nowait(), None
             except Exception as exc:  # noqa: BLE001 - every failure goes to the future
                 outcome, error = None, _translate(exc, path)
-            self._loop.call_soon_threadsafe(_settle, future, outcome, error)
+            try:
+                self._loop.call_soon_threadsafe(_settle, future, outcome, error)
+            except RuntimeError:
+                pass  # the loop is closed: nobody waits any more
 
         async_result.rawlink(done)
         return future
@@ -271,8 +280,10 @@ class ZkMetadataStore:
             event = SessionEvent.SUSPENDED
         else:
             event = SessionEvent.RECONNECTED
-        if not self._loop.is_closed():
+        try:
             self._loop.call_soon_threadsafe(self._notify, event)
+        except RuntimeError:
+            pass  # the loop is closed
 
     def _notify(self, event: SessionEvent) -> None:
         if event is SessionEvent.EXPIRED:

@@ -24,7 +24,8 @@ from bookkeeper.interfaces import AddCallback
 
 from ..bookie import future_callback
 from ..errors import (BookieRequestError, BookieUnavailableError, BookKeeperError,
-                      LedgerClosedError, LedgerFencedError, MetadataBadVersionError)
+                      LedgerClosedError, LedgerFencedError, MetadataBadVersionError,
+                      NoSuchEntryError)
 from .codec import Response, Status, package_entry
 from .ledger_metadata import LedgerMetadata, LedgerState
 from .placement import write_set
@@ -93,7 +94,6 @@ class LedgerWriteHandle:
         return self._closed
 
     async def read_entries(self, first: int, last: int) -> list[bytes]:
-        from ..errors import NoSuchEntryError
         if first < 0 or last > self._lac or first > last:
             raise NoSuchEntryError(f"ledger {self._ledger_id}: entries {first}..{last} outside "
                                    f"0..{self._lac}")

@@ -1,7 +1,8 @@
 """One real ZooKeeper + 3 bookies per test session, shared by every cluster test.
 
 Started by the first test that asks for the ``cluster`` fixture, stopped (every process killed,
-temporary files removed) when the session ends. A missing java or mvn fails the tests: they
+temporary files removed) after the last test marked ``cluster`` (so the rest of the suite does
+not share the machine with idle JVMs), or at the latest when the session ends. A missing java or mvn fails the tests: they
 are never skipped. Tests that kill a bookie restart it before they end.
 """
 
@@ -58,6 +59,20 @@ def shared_cluster(config: pytest.Config) -> LocalCluster:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     fetch_jars_if_needed(config, items)
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """After the last cluster test of the run, stop the cluster."""
+    if item.get_closest_marker("cluster") is None:
+        return
+    items = item.session.items
+    later = items[items.index(item) + 1:] if item in items else []
+    if any(other.get_closest_marker("cluster") for other in later):
+        return
+    found = getattr(item.config, _ATTRIBUTE, None)
+    if isinstance(found, LocalCluster):
+        found.stop()
+        setattr(item.config, _ATTRIBUTE, None)
 
 
 @pytest.fixture(scope="session")
