@@ -189,6 +189,18 @@ class LocalCluster:
             bookie.java.stop(kill=True)
             self._say(f"killed bookie {bookie.bookie_id} (pid {bookie.java.pid})")
 
+    def pause_bookie(self, index: int) -> None:
+        """SIGSTOP: the bookie hangs (connections stay open, nothing is answered). Resume it
+        within its zkTimeout, or its session expires."""
+        bookie = self.bookie_list[index]
+        if bookie.java is not None and bookie.java.alive():
+            bookie.java.process.send_signal(signal.SIGSTOP)
+
+    def resume_bookie(self, index: int) -> None:
+        bookie = self.bookie_list[index]
+        if bookie.java is not None and bookie.java.alive():
+            bookie.java.process.send_signal(signal.SIGCONT)
+
     def restart_bookie(self, index: int) -> None:
         """Start a stopped (or killed) bookie again and wait until it registered anew: a
         killed bookie's registration outlives it until its ZooKeeper session expires, and

@@ -188,3 +188,43 @@ async def test_readers_follow_a_ledger_still_being_written(cluster) -> None:
     finally:
         await writer_client.close()
         await reader_client.close()
+
+
+async def test_reads_fall_back_to_another_replica_when_one_is_unreachable(cluster) -> None:
+    from bookkeeper.bk.reads import LedgerReadHandle
+    from bookkeeper.cluster_kit.cluster import free_port
+    client = await open_client(cluster)
+    try:
+        writer = await client.create_ledger()
+        await asyncio.gather(*[writer.add_entry(payload(i)) for i in range(12)])
+        await writer.close()
+        metadata, _ = await client.read_metadata(writer.ledger_id)
+        gone = f"127.0.0.1:{free_port()}"               # nobody listens there
+        broken = metadata.with_ensemble(0, (gone,) + metadata.last_ensemble[1:])
+        reader = LedgerReadHandle(client, writer.ledger_id, broken, 11, metadata.length)
+        assert await reader.read_entries(0, 11) == [payload(i) for i in range(12)]
+    finally:
+        await client.close()
+
+
+async def test_a_hung_bookie_is_read_around_speculatively(cluster) -> None:
+    writer_client = await open_client(cluster)
+    try:
+        writer = await writer_client.create_ledger()
+        await asyncio.gather(*[writer.add_entry(payload(i)) for i in range(30)])
+        await writer.close()
+    finally:
+        await writer_client.close()
+    reader_client = await BookKeeperClient.open(cluster.metadata_service_uri, 3, 3, 2,
+                                                speculative_read_s=0.3)
+    hung = writer.metadata.last_ensemble[0]
+    index = [b.bookie_id for b in cluster.bookie_list].index(hung)
+    try:
+        reader = await reader_client.open_ledger(writer.ledger_id)
+        cluster.pause_bookie(index)
+        started = asyncio.get_running_loop().time()
+        assert await reader.read_entries(0, 29) == [payload(i) for i in range(30)]
+        assert asyncio.get_running_loop().time() - started < 2.0
+    finally:
+        cluster.resume_bookie(index)
+        await reader_client.close()
