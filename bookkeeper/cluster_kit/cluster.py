@@ -165,6 +165,8 @@ class LocalCluster:
 
     def stop(self) -> None:
         """Kill every process this cluster started and remove its temporary root."""
+        if self._zk is not None and self._zk.alive():
+            self._say("stopping the cluster")
         for bookie in self.bookie_list:
             if bookie.java is not None:
                 bookie.java.stop(kill=True)
