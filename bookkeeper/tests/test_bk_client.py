@@ -8,7 +8,7 @@ import re
 import pytest
 
 from bookkeeper.bk.client import BookKeeperClient, parse_service_uri
-from bookkeeper.bk.ledger_metadata import LedgerState, ledger_path
+from bookkeeper.bk.ledger_metadata import LedgerState
 from bookkeeper.errors import LedgerFencedError, NoSuchEntryError, NoSuchLedgerError
 
 pytestmark = pytest.mark.cluster
