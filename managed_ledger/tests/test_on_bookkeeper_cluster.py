@@ -94,6 +94,7 @@ async def test_a_broker_that_dies_loses_nothing_it_acknowledged(cluster, tmp_pat
     # the broker dies: its connections drop, nothing is closed or flushed
     await factory.bookkeeper.pool.close()
     await factory.metadata_store.close()
+    factory._lock.release()   # as the kernel does for a dead process
     async with open_cluster_storage(config) as successor:
         ledger = await successor.open_ledger(TOPIC)
         entries = await ledger.read_entries(ledger.first_position(), 1000)
