@@ -47,3 +47,18 @@ class BookieConfig:
     minor_compaction_interval_s: float = field(default=3600.0, metadata=conf_key("minorCompactionInterval"))
     major_compaction_threshold: float = field(default=0.5, metadata=conf_key("majorCompactionThreshold"))
     major_compaction_interval_s: float = field(default=86400.0, metadata=conf_key("majorCompactionInterval"))
+
+
+@dataclass(frozen=True)
+class BookKeeperClientConfig:
+    """The client of a real BookKeeper cluster (used when its metadata service uri is set);
+    keys as in Pulsar's broker.conf."""
+
+    #: zk+hierarchical://host:port[;host:port]/ledgers; empty keeps the embedded bookie.
+    metadata_service_uri: str = field(default="", metadata=conf_key("bookkeeperMetadataServiceUri"))
+    #: an add or read not answered by a bookie in this time counts as a failure of that bookie.
+    timeout_seconds: float = field(default=30.0, metadata=conf_key("bookkeeperClientTimeoutInSeconds"))
+    #: ask the next replica of an entry when the first has not answered in this time
+    #: (Pulsar's default 0 turns it off; here 0 means 1 s, reads always have a fallback).
+    speculative_read_timeout_ms: int = field(
+        default=1000, metadata=conf_key("bookkeeperClientSpeculativeReadTimeoutInMillis"))

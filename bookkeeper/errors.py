@@ -45,3 +45,15 @@ class MetadataBadVersionError(MetadataStoreError):
 
 class MetadataNotFoundError(MetadataStoreError):
     """The node does not exist."""
+
+
+class BookieUnavailableError(BookKeeperError):
+    """A remote bookie could not be reached, dropped the connection or did not answer in time."""
+
+
+class NotEnoughBookiesError(BookKeeperError):
+    """Too few writable bookies for the ensemble (or its repair after a failure)."""
+
+
+class BookieRequestError(BookKeeperError):
+    """A remote bookie refused a request (its status code is in the message)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bookkeeper.config import BookieConfig, conf_key
+from bookkeeper.config import BookieConfig, BookKeeperClientConfig, conf_key
 
 
 @dataclass(frozen=True)
@@ -31,4 +31,20 @@ class StorageConfig:
     cursor_flush_interval_ms: int = field(default=200, metadata=conf_key("managedLedgerCursorFlushIntervalMs"))
     #: memory kept for tailing reads.
     cache_size_mb: int = field(default=64, metadata=conf_key("managedLedgerCacheSizeMB"))
+    #: where managed-ledger and cursor state lives: empty for the embedded store
+    #: (<dataDir>/metadata), or zk:host:port[,host:port][/chroot] for ZooKeeper.
+    metadata_store_url: str = field(default="", metadata=conf_key("metadataStoreUrl"))
+    #: the store of tenants, namespaces and policies; empty means the same as metadataStoreUrl.
+    configuration_metadata_store_url: str = field(
+        default="", metadata=conf_key("configurationMetadataStoreUrl"))
+    #: ledgers on a BookKeeper cluster (bookkeeperMetadataServiceUri set): E bookies per
+    #: ledger, Qw copies of each entry, acknowledged after Qa.
+    ensemble_size: int = field(default=2, metadata=conf_key("managedLedgerDefaultEnsembleSize"))
+    write_quorum: int = field(default=2, metadata=conf_key("managedLedgerDefaultWriteQuorum"))
+    ack_quorum: int = field(default=2, metadata=conf_key("managedLedgerDefaultAckQuorum"))
     bookie: BookieConfig = BookieConfig()
+    bookkeeper_client: BookKeeperClientConfig = BookKeeperClientConfig()
+
+    @property
+    def uses_bookkeeper_cluster(self) -> bool:
+        return bool(self.bookkeeper_client.metadata_service_uri)

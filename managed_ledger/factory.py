@@ -1,9 +1,17 @@
-"""The managed-ledger factory: one storage engine (metadata store + bookie) under many topics.
+"""The managed-ledger factory: one storage engine (metadata store + ledger client) under many
+topics.
 
-``open_factory(config)`` is the entry point for server/: it opens the embedded metadata store
-(``<data_dir>/metadata/metadata.db``) and the bookie (``<data_dir>/bookie/journal`` and
-``<data_dir>/bookie/ledgers``), and
-returns a ManagedLedgerFactory whose managed ledgers share one entry cache.
+``open_factory(config)`` is the entry point for server/. It opens
+
+- the metadata store: the embedded one (``<data_dir>/metadata/metadata.db``) by default, or
+  ZooKeeper when ``metadataStoreUrl=zk:host:port[/chroot]``;
+- the ledger client: the embedded bookie (``<data_dir>/bookie/journal`` and
+  ``<data_dir>/bookie/ledgers``) by default, or a BookKeeper cluster when
+  ``bookkeeperMetadataServiceUri=zk+hierarchical://host:port/ledgers`` (ledgers of
+  ``managedLedgerDefaultEnsembleSize`` bookies, ``...WriteQuorum`` copies, ``...AckQuorum`` acks);
+
+and returns a ManagedLedgerFactory whose managed ledgers share one entry cache. The managed
+ledger itself is the same code on either pair.
 """
 
 from __future__ import annotations
@@ -11,11 +19,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from contextlib import AsyncExitStack
+from typing import Any
 
+from bookkeeper.bk.client import BookKeeperClient
 from bookkeeper.config import MB
 from bookkeeper.errors import BookKeeperError, MetadataNotFoundError
+from bookkeeper.interfaces import LedgerClient
 from bookkeeper.ledger import BookKeeper
 from bookkeeper.metadata_store import SqliteMetadataStore
+from bookkeeper.zk_metadata_store import URL_PREFIX as ZK_URL_PREFIX, ZkMetadataStore
 
 from .config import StorageConfig
 from .data_dir_lock import DataDirLock
@@ -29,13 +41,45 @@ from .metadata import (MANAGED_LEDGERS_PATH, ManagedLedgerMetadata, cursor_path,
 logger = logging.getLogger(__name__)
 
 
-async def open_metadata_store(config: StorageConfig) -> SqliteMetadataStore:
+async def _open_store_at(url: str, config: StorageConfig) -> Any:
+    if not url:
+        return await SqliteMetadataStore.open(config.data_dir / "metadata" / "metadata.db")
+    if url.startswith(ZK_URL_PREFIX):
+        return await ZkMetadataStore.open(url)
+    raise BookKeeperError(f"unsupported metadata store url {url!r} (use zk:host:port[/chroot], "
+                          f"or nothing for the embedded store)")
+
+
+async def open_metadata_store(config: StorageConfig) -> Any:
     """The metadata store alone (for tools that edit policies; safe beside a running broker)."""
-    return await SqliteMetadataStore.open(config.data_dir / "metadata" / "metadata.db")
+    return await _open_store_at(config.metadata_store_url, config)
+
+
+async def open_configuration_store(config: StorageConfig) -> Any:
+    """The store of tenants, namespaces and policies (configurationMetadataStoreUrl, which
+    defaults to the metadata store)."""
+    return await _open_store_at(
+        config.configuration_metadata_store_url or config.metadata_store_url, config)
+
+
+async def open_ledger_client(config: StorageConfig, store: Any) -> LedgerClient:
+    """The embedded bookie, or the client of the BookKeeper cluster the config names."""
+    if config.metadata_store_url and not config.uses_bookkeeper_cluster:
+        # the embedded bookie keeps its ledgers' metadata under /ledgers, BookKeeper's own
+        # path in a shared ZooKeeper; and its ledgers could serve one broker only anyway
+        raise BookKeeperError("metadataStoreUrl on ZooKeeper needs a BookKeeper cluster too: "
+                              "set bookkeeperMetadataServiceUri=zk+hierarchical://host:port/ledgers")
+    if config.uses_bookkeeper_cluster:
+        client = config.bookkeeper_client
+        return await BookKeeperClient.open(
+            client.metadata_service_uri, config.ensemble_size, config.write_quorum,
+            config.ack_quorum, timeout_s=client.timeout_seconds,
+            speculative_read_s=client.speculative_read_timeout_ms / 1000)
+    return await BookKeeper.open(config.data_dir / "bookie", config.bookie, store)
 
 
 async def open_factory(config: StorageConfig, lock: DataDirLock | None = None) -> ManagedLedgerFactoryImpl:
-    """Open (recovering after any crash) the storage under config.data_dir.
+    """Open (recovering after any crash) the storage the config names.
 
     The data directory's lock is taken first (or given, already held, by a caller that took it
     before binding its ports); the factory holds it until close(), or releases it at once if
@@ -46,9 +90,10 @@ async def open_factory(config: StorageConfig, lock: DataDirLock | None = None) -
         undo_on_failure.callback(lock.release)
         store = await open_metadata_store(config)
         undo_on_failure.push_async_callback(store.close)
-        bookkeeper = await BookKeeper.open(config.data_dir / "bookie", config.bookie, store)
+        bookkeeper = await open_ledger_client(config, store)
         undo_on_failure.push_async_callback(bookkeeper.close)
-        await _delete_orphan_ledgers(store, bookkeeper)
+        if not config.uses_bookkeeper_cluster and not config.metadata_store_url:
+            await _delete_orphan_ledgers(store, bookkeeper)  # type: ignore[arg-type]
         undo_on_failure.pop_all()
     return ManagedLedgerFactoryImpl(config, store, bookkeeper, lock)
 
@@ -75,8 +120,8 @@ async def _delete_orphan_ledgers(store: MetadataStore, bookkeeper: BookKeeper) -
 class ManagedLedgerFactoryImpl:
     """Implements interfaces.ManagedLedgerFactory."""
 
-    def __init__(self, config: StorageConfig, store: SqliteMetadataStore,
-                 bookkeeper: BookKeeper, lock: DataDirLock) -> None:
+    def __init__(self, config: StorageConfig, store: Any, bookkeeper: LedgerClient,
+                 lock: DataDirLock) -> None:
         self.config = config
         self._lock = lock
         self.metadata_store: MetadataStore = store

@@ -36,3 +36,7 @@ async def open_bookkeeper(root: Path, crash_on_exit: bool = False,
     finally:
         await bookkeeper.bookie.close(final_checkpoint=not crash_on_exit)
         await store.close()
+
+
+from bookkeeper.tests.cluster_fixture import (  # noqa: E402,F401  (session fixture, hook)
+    cluster, pytest_collection_modifyitems, pytest_runtest_teardown)

@@ -1,8 +1,13 @@
-"""Metadata store: versions, conditional writes, children, durability across reopen."""
+"""Metadata store contract: versions, conditional writes, children, durability across reopen.
+
+The contract tests run against both implementations: the embedded SQLite store and the
+ZooKeeper store (on the session's real ZooKeeper, each test under its own chroot).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import uuid
 from pathlib import Path
 from urllib.parse import quote
 
@@ -10,10 +15,23 @@ import pytest
 
 from bookkeeper.errors import MetadataBadVersionError, MetadataNotFoundError, MetadataStoreError
 from bookkeeper.metadata_store import SqliteMetadataStore
+from bookkeeper.zk_metadata_store import ZkMetadataStore
+
+KINDS = ["sqlite", pytest.param("zk", marks=pytest.mark.cluster)]
 
 
-async def test_versions_and_conditional_puts(tmp_path: Path) -> None:
-    store = await SqliteMetadataStore.open(tmp_path / "m.db")
+@pytest.fixture(params=KINDS)
+def open_store(request: pytest.FixtureRequest, tmp_path: Path):
+    """A function opening the store under test (the same one again on every call)."""
+    if request.param == "sqlite":
+        return lambda: SqliteMetadataStore.open(tmp_path / "m.db")
+    cluster = request.getfixturevalue("cluster")
+    url = f"{cluster.metadata_store_url}/contract/{uuid.uuid4().hex}"
+    return lambda: ZkMetadataStore.open(url)
+
+
+async def test_versions_and_conditional_puts(open_store) -> None:
+    store = await open_store()
     try:
         assert await store.get("/a") is None
         assert await store.put("/a", b"one", -1) == 0
@@ -30,8 +48,8 @@ async def test_versions_and_conditional_puts(tmp_path: Path) -> None:
         await store.close()
 
 
-async def test_delete_with_and_without_version(tmp_path: Path) -> None:
-    store = await SqliteMetadataStore.open(tmp_path / "m.db")
+async def test_delete_with_and_without_version(open_store) -> None:
+    store = await open_store()
     try:
         await store.put("/a", b"x")
         with pytest.raises(MetadataBadVersionError):
@@ -44,8 +62,8 @@ async def test_delete_with_and_without_version(tmp_path: Path) -> None:
         await store.close()
 
 
-async def test_children_lists_direct_children_of_encoded_names(tmp_path: Path) -> None:
-    store = await SqliteMetadataStore.open(tmp_path / "m.db")
+async def test_children_lists_direct_children_of_encoded_names(open_store) -> None:
+    store = await open_store()
     topic = quote("persistent://public/default/my-topic", safe="")
     try:
         await store.put(f"/ml/{topic}", b"ledger")
@@ -60,8 +78,8 @@ async def test_children_lists_direct_children_of_encoded_names(tmp_path: Path) -
         await store.close()
 
 
-async def test_rejects_malformed_paths(tmp_path: Path) -> None:
-    store = await SqliteMetadataStore.open(tmp_path / "m.db")
+async def test_rejects_malformed_paths(open_store) -> None:
+    store = await open_store()
     try:
         for bad in ("relative", "/trailing/", "/double//slash"):
             with pytest.raises(MetadataStoreError):
@@ -70,12 +88,12 @@ async def test_rejects_malformed_paths(tmp_path: Path) -> None:
         await store.close()
 
 
-async def test_values_survive_reopen(tmp_path: Path) -> None:
-    store = await SqliteMetadataStore.open(tmp_path / "m.db")
+async def test_values_survive_reopen(open_store) -> None:
+    store = await open_store()
     await store.put("/a", b"\x00binary\xff")
     await store.put("/a", b"\x00binary\xfe")
     await store.close()
-    store = await SqliteMetadataStore.open(tmp_path / "m.db")
+    store = await open_store()
     try:
         assert await store.get("/a") == (b"\x00binary\xfe", 1)
     finally:
