@@ -13,7 +13,7 @@ import pulsar
 import pytest
 
 from compat_tests.helpers import (
-    AsyncSends, create_namespace, data_of, expect_nothing, payloads, receive_n, send_all,
+    AsyncSends, create_namespace, data_of, expect_nothing, payloads, receive_n, send_all, set_namespace_policy,
     subscribe_earliest, unique_topic,
 )
 
