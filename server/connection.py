@@ -18,6 +18,7 @@ from protocol import commands
 from protocol import pulsar_api_pb2 as pb
 from protocol.codec import Frame, FrameDecoder, ProtocolError, encode_command
 from protocol.commands import negotiate_protocol_version
+from protocol.entry import read_metadata
 
 from .errors import BrokerError, NotAllowed, ServiceNotReady, server_error_of
 from .message_id import position_of
@@ -285,6 +286,11 @@ class Connection(asyncio.Protocol):
         if not frame.checksum_ok:
             self.write(commands.send_error(send.producer_id, send.sequence_id, pb.ChecksumError,
                                            "Checksum of the message does not match its content"))
+            return
+        try:  # stored unreadable, it could never be dispatched: refused as a corrupt message
+            read_metadata(entry)
+        except ProtocolError as exc:
+            self.write(commands.send_error(send.producer_id, send.sequence_id, pb.ChecksumError, str(exc)))
             return
         payload_size = len(entry) - ENTRY_HEADER - int.from_bytes(entry[6:10], "big")
         if payload_size > self.config.max_message_size:
