@@ -115,3 +115,30 @@ def test_unreadable_entry_already_stored_is_skipped_and_counted(fresh_broker, co
     client.create_producer(topic).send(b"new")
     assert data_of(receive_n(consumer, 1, ack=True)) == [b"new"]
     assert metric(fresh_broker, "pulsard_unreadable_entries_skipped_total", topic) == 1
+
+
+# -- 4. requests that used to end in a traceback -------------------------------------------------
+def test_producer_with_initial_subscription_on_non_persistent_topic(broker, client):
+    """Pulsar accepts it (a non-persistent subscription holds nothing without a consumer)."""
+    topic = f"non-persistent://public/default/{unique_topic('np-initial')}"
+    raw = RawClient(broker)
+    try:
+        raw.send(Cmd(type=Cmd.PRODUCER, producer=pb.CommandProducer(
+            topic=topic, producer_id=1, request_id=1, initial_subscription_name="init")))
+        assert raw.next().type == Cmd.PRODUCER_SUCCESS
+    finally:
+        raw.close()
+    assert "Traceback" not in broker.log_tail(400)
+
+
+def test_topics_of_malformed_namespace_is_an_error(broker):
+    raw = RawClient(broker)
+    try:
+        for request_id, namespace in enumerate(["public//default", "/", "", "public/default/x/y", "a/.."], 1):
+            raw.send(Cmd(type=Cmd.GET_TOPICS_OF_NAMESPACE, getTopicsOfNamespace=pb.CommandGetTopicsOfNamespace(
+                request_id=request_id, namespace=namespace)))
+            answer = raw.next()
+            assert answer.type == Cmd.ERROR and answer.error.error == pb.InvalidTopicName, namespace
+    finally:
+        raw.close()
+    assert "Traceback" not in broker.log_tail(400)

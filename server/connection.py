@@ -20,7 +20,7 @@ from protocol.codec import Frame, FrameDecoder, ProtocolError, encode_command
 from protocol.commands import negotiate_protocol_version
 from protocol.entry import read_metadata
 
-from .errors import BrokerError, NotAllowed, ServiceNotReady, server_error_of
+from .errors import BrokerError, InvalidTopicName, NotAllowed, ServiceNotReady, server_error_of
 from .message_id import position_of
 from .schema_registry import BYTES_SCHEMA, BYTES_VERSION
 from .topic_name import TopicName
@@ -462,6 +462,8 @@ class Connection(asyncio.Protocol):
         self._respond(request.request_id, self._topics_of_namespace(request))
 
     async def _topics_of_namespace(self, request: pb.CommandGetTopicsOfNamespace) -> Cmd:
+        if not TopicName.is_valid_namespace(request.namespace):
+            raise InvalidTopicName(f"Invalid namespace name {request.namespace!r}")
         topics = await self.broker.topics_of_namespace(request.namespace, request.mode)
         reply = commands.topics_of_namespace(request.request_id, topics)
         if request.HasField("topics_hash") and request.topics_hash == reply.getTopicsOfNamespaceResponse.topics_hash:

@@ -244,6 +244,10 @@ class NonPersistentTopic(TopicBase):
         self.subscriptions[command.subscription] = subscription
         return consumer
 
+    async def create_initial_subscription(self, name: str) -> None:
+        """A producer's initial subscription: as Pulsar, accepted and nothing kept, since a
+        non-persistent subscription holds no messages until a consumer attaches."""
+
     async def unsubscribe(self, subscription: NonPersistentSubscription, consumer: Consumer) -> None:
         self.check_sole_consumer(subscription, consumer)
         subscription.remove_consumer(consumer)
