@@ -7,20 +7,23 @@ the legitimate one, which must keep being served.
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import struct
+import threading
+import time
 import urllib.request
 
 import crc32c
 import pulsar
 
 from compat_tests.helpers import data_of, full_name, receive_n, subscribe_earliest, unique_topic
-from compat_tests.raw_consumer import PROTOCOL_VERSION
+from compat_tests.raw_consumer import PROTOCOL_VERSION, RawConsumer
 from managed_ledger.config import StorageConfig
 from managed_ledger.factory import open_factory
 from protocol import pulsar_api_pb2 as pb
 from protocol.codec import FrameDecoder, encode_command, encode_payload_frame
-from protocol.entry import make_entry
+from protocol.entry import make_entry, payload_of
 
 Cmd = pb.BaseCommand
 #: A checksummed entry whose MessageMetadata (5 bytes of 0xff) does not parse.
@@ -115,6 +118,74 @@ def test_unreadable_entry_already_stored_is_skipped_and_counted(fresh_broker, co
     client.create_producer(topic).send(b"new")
     assert data_of(receive_n(consumer, 1, ack=True)) == [b"new"]
     assert metric(fresh_broker, "pulsard_unreadable_entries_skipped_total", topic) == 1
+
+
+# -- 2. a consumer that stops reading its socket -------------------------------------------------
+STALLED_PUSH_MB = 200
+STALLED_MESSAGE = 64 * 1024
+STALLED_RSS_GROWTH_MB = 150
+
+
+class RssSampler(threading.Thread):
+    """The broker's highest resident set size while running."""
+
+    def __init__(self, broker) -> None:
+        super().__init__(daemon=True)
+        self.broker = broker
+        self.peak_kib = broker.rss_kib()
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.wait(0.1):
+            self.peak_kib = max(self.peak_kib, self.broker.rss_kib())
+
+
+def test_consumer_not_reading_its_socket_does_not_grow_broker_memory(fresh_broker, connect):
+    """A raw consumer hands out huge permits and never reads; 200 MB go through its Shared
+    subscription. The broker stops dispatching to it once its socket is backed up (memory stays
+    bounded), the official consumer beside it gets the rest, and nothing is lost."""
+    topic = full_name(unique_topic("stalled"))
+    count = STALLED_PUSH_MB * 1024 * 1024 // STALLED_MESSAGE
+    stalled = RawConsumer(fresh_broker, topic, "shared", pb.CommandSubscribe.Shared, "stalled")
+    stalled.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
+    stalled.flow(1 << 30)
+    client = connect(fresh_broker)
+    reader = client.subscribe(topic, "shared", consumer_type=pulsar.ConsumerType.Shared, receiver_queue_size=10)
+    producer = client.create_producer(topic, batching_enabled=False, max_pending_messages=200,
+                                      block_if_queue_full=True)
+    baseline_kib = fresh_broker.rss_kib()
+    sampler = RssSampler(fresh_broker)
+    sampler.start()
+    received: list[bytes] = []
+    reading = threading.Thread(target=_receive_until_quiet, args=(reader, received), daemon=True)
+    reading.start()
+    body = os.urandom(STALLED_MESSAGE - 8)
+    for i in range(count):
+        producer.send_async(struct.pack(">Q", i) + body, None)
+    producer.flush()
+    reading.join(timeout=120)
+    sampler.stopped.set()
+    sampler.join()
+    growth_mb = (sampler.peak_kib - baseline_kib) / 1024
+    assert growth_mb < STALLED_RSS_GROWTH_MB, f"broker RSS grew {growth_mb:.0f} MB"
+    assert len(received) > count // 2, f"the reading consumer got only {len(received)} of {count}"
+    stalled.sock.settimeout(30)
+    while (frame := stalled.next_frame(3.0)) is not None:   # it reads at last: it gets the rest
+        if frame.command.type == Cmd.MESSAGE:
+            received.append(bytes(payload_of(frame.entry)[:8]))
+    stalled.close()
+    indexes = sorted(struct.unpack(">Q", m)[0] for m in received)
+    assert indexes == list(range(count))
+
+
+def _receive_until_quiet(consumer, received: list[bytes], quiet_ms: int = 5000) -> None:
+    while True:
+        try:
+            message = consumer.receive(timeout_millis=quiet_ms)
+        except pulsar.Timeout:
+            return
+        received.append(message.data()[:8])
+        consumer.acknowledge(message)
 
 
 # -- 4. requests that used to end in a traceback -------------------------------------------------

@@ -24,6 +24,7 @@ from .errors import BrokerError, InvalidTopicName, NotAllowed, ServiceNotReady, 
 from .message_id import position_of
 from .schema_registry import BYTES_SCHEMA, BYTES_VERSION
 from .topic_name import TopicName
+from .write_pressure import HIGH_WATER, WriteGate
 
 if TYPE_CHECKING:
     from .broker_service import BrokerService
@@ -57,6 +58,7 @@ class Connection(asyncio.Protocol):
         self._decoder = FrameDecoder(self.config.max_frame_size)
         self._transport: asyncio.Transport | None = None
         self._out: list[bytes] = []
+        self._out_bytes = 0
         self._flush_scheduled = False
         self._handshake_done = False
         self._producers: dict[int, "Producer"] = {}
@@ -69,6 +71,8 @@ class Connection(asyncio.Protocol):
         self._tasks: set[asyncio.Task] = set()
         self._pending_publishes = 0
         self._reading_paused = False
+        #: Closed while the transport's write buffer is above its high-water mark.
+        self.write_gate = WriteGate()
         self._heard_from_peer = True
         self._ping_outstanding = False
         self._keepalive: asyncio.TimerHandle | None = None
@@ -83,6 +87,7 @@ class Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = transport  # type: ignore[assignment]  # uvloop's TCP transport
         self.remote = str(transport.get_extra_info("peername"))
+        WriteGate.attach(self._transport)
         self.broker.connections.add(self)
         self._schedule_keepalive()
 
@@ -95,6 +100,12 @@ class Connection(asyncio.Protocol):
         except ProtocolError as exc:
             log.warning("closing connection from %s: %s", self.remote, exc)
             self.abort()
+
+    def pause_writing(self) -> None:
+        self.write_gate.pause()
+
+    def resume_writing(self) -> None:
+        self.write_gate.resume(list(self._consumers.values()))
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.broker.connections.discard(self)
@@ -114,19 +125,23 @@ class Connection(asyncio.Protocol):
         self.write_parts(encode_command(command))
 
     def write_parts(self, *parts: bytes) -> None:
-        """Queue bytes; everything queued in one loop iteration leaves in one write call."""
+        """Queue bytes; everything queued in one loop iteration leaves in one write call, or
+        sooner past the high-water mark, so a backed-up transport closes the write gate at once."""
         if self._transport is None:
             return
         self._out.extend(parts)
-        if not self._flush_scheduled:
+        self._out_bytes += sum(map(len, parts))
+        if self._out_bytes > HIGH_WATER:
+            self._flush()
+        elif not self._flush_scheduled:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(self._flush)
 
     def _flush(self) -> None:
         self._flush_scheduled = False
-        if self._transport is not None and not self._transport.is_closing():
-            self._transport.writelines(self._out)
-        self._out.clear()
+        out, self._out, self._out_bytes = self._out, [], 0
+        if out and self._transport is not None and not self._transport.is_closing():
+            self._transport.writelines(out)
 
     def abort(self) -> None:
         if self._transport is not None:
