@@ -261,3 +261,53 @@ def test_topics_of_malformed_namespace_is_an_error(broker):
     finally:
         raw.close()
     assert "Traceback" not in broker.log_tail(400)
+
+
+# -- 5. the admin API -------------------------------------------------------------------------------
+def http_status(broker, method: str, path: str, body: bytes | None = None) -> int:
+    request = urllib.request.Request(broker.web_url + path, data=body, method=method,
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+DEEP_BODIES = [b"[" * 100_000 + b"]" * 100_000, b'{"a":' * 100_000 + b"1" + b"}" * 100_000]
+
+
+def test_deeply_nested_or_malformed_json_is_a_client_error(broker):
+    namespace = "/admin/v2/namespaces/public/default"
+    topic = f"/admin/v2/persistent/public/default/{unique_topic('admin-json')}"
+    routes = [("PUT", "/admin/v2/tenants/deep"), ("POST", namespace + "/retention"),
+              ("POST", namespace + "/backlogQuota"), ("PUT", topic + "/partitions"),
+              ("POST", "/admin/v2/schemas/public/default/deep/schema")]
+    for method, path in routes:
+        for body in [*DEEP_BODIES, b"\xff\xfe", b"{", b"1e999", b"[]", b'"x"']:
+            status = http_status(broker, method, path, body)
+            assert 400 <= status < 500, (method, path, body[:20], status)
+    assert "Traceback" not in broker.log_tail(2000)
+
+
+def test_names_beyond_pulsar_rules_are_refused(broker):
+    tenant_body = b'{"allowedClusters": ["standalone"]}'
+    for tenant in [".", "..", "a" * 300, "t%3Cx", "caf%C3%A9"]:
+        assert http_status(broker, "PUT", f"/admin/v2/tenants/{tenant}", tenant_body) == 412, tenant
+    for namespace in ["..", "n" * 300, "a;b"]:
+        assert http_status(broker, "PUT", f"/admin/v2/namespaces/public/{namespace}") == 412, namespace
+    for topic in ["a%3Cb", "a;b", "%FF%FE", "t" * 300, "..", "a%0Ab"]:
+        assert http_status(broker, "PUT", f"/admin/v2/persistent/public/default/{topic}") == 412, topic
+    assert http_status(broker, "PUT", f"/admin/v2/persistent/public/default/{unique_topic('fine')}") == 204
+
+
+def test_unparsable_http_is_logged_once_without_a_traceback(broker):
+    for garbage in [b"BLAH\r\n\r\n", b"GET / HTTP/1.1\r\nContent-Length: abc\r\n\r\n",
+                    b"GET /" + b"a" * 20_000 + b" HTTP/1.1\r\n\r\n"]:
+        with socket.create_connection(("127.0.0.1", broker.web_port), timeout=10) as sock:
+            sock.sendall(garbage)
+            assert sock.recv(100).startswith(b"HTTP/1.0 400")
+    time.sleep(0.2)
+    tail = broker.log_tail(100)
+    assert "ERROR aiohttp" not in tail and "Traceback" not in tail
+    assert "Content-Length" in tail   # still logged, once, at INFO

@@ -13,6 +13,7 @@ from aiohttp import web
 from .admin import AdminResources, admin_routes
 from .admin.errors import json_errors
 from .broker_service import BrokerService
+from .http_log import quiet_client_errors
 from .metrics import render
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,7 @@ async def start_web(broker: BrokerService, host: str, port: int) -> web.AppRunne
     """Create the admin resources Pulsar standalone starts with, then serve."""
     resources = AdminResources(broker)
     await resources.bootstrap()
+    quiet_client_errors()
     runner = web.AppRunner(build_app(broker, resources), access_log=None)
     await runner.setup()
     await web.TCPSite(runner, host, port, reuse_address=True).start()
