@@ -7,6 +7,7 @@ the legitimate one, which must keep being served.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import struct
@@ -311,3 +312,63 @@ def test_unparsable_http_is_logged_once_without_a_traceback(broker):
     tail = broker.log_tail(100)
     assert "ERROR aiohttp" not in tail and "Traceback" not in tail
     assert "Content-Length" in tail   # still logged, once, at INFO
+
+
+# -- 6. inactive topics ---------------------------------------------------------------------------
+INACTIVE_CONFIG = {"brokerDeleteInactiveTopicsFrequencySeconds": 1}
+INACTIVE_WAIT_S = 4.0   # the topic is seen inactive, then deleted a second or two later
+
+
+def listed_topics(broker, namespace: str = "public/default") -> list[str]:
+    with urllib.request.urlopen(f"{broker.web_url}/admin/v2/persistent/{namespace}", timeout=10) as response:
+        return json.loads(response.read())
+
+
+def loaded_topics(broker) -> str:
+    with urllib.request.urlopen(f"{broker.web_url}/metrics", timeout=10) as response:
+        return response.read().decode()
+
+
+def test_inactive_topics_are_deleted_as_pulsar_does(make_broker, connect):
+    broker = make_broker(INACTIVE_CONFIG)
+    client = connect(broker)
+    gone, subscribed, producing = (full_name(unique_topic(t)) for t in ("gone", "subscribed", "producing"))
+    client.create_producer(gone).send(b"nobody reads this")
+    client.subscribe(subscribed, "kept").close()
+    client.close()
+    client = connect(broker)
+    live_producer = client.create_producer(producing)
+    time.sleep(INACTIVE_WAIT_S)
+    listed = listed_topics(broker)
+    assert gone not in listed and f'topic="{gone}"' not in loaded_topics(broker)   # data and memory freed
+    assert subscribed in listed and producing in listed   # a subscription or a producer keeps a topic
+    live_producer.send(b"still here")
+    assert "deleted inactive topic" in broker.log_tail(400)
+    consumer = subscribe_earliest(client, gone)   # used again: a new, empty topic
+    client.create_producer(gone).send(b"new")
+    assert data_of(receive_n(consumer, 1)) == [b"new"]
+
+
+def test_namespace_inactive_topic_policies_override_the_broker(make_broker, connect):
+    broker = make_broker({**INACTIVE_CONFIG, "brokerDeleteInactiveTopicsMaxInactiveDurationSeconds": 3600})
+    assert http_status(broker, "PUT", "/admin/v2/namespaces/public/gc") == 204
+    policy = {"inactiveTopicDeleteMode": "delete_when_subscriptions_caught_up",
+              "maxInactiveDurationSeconds": 1, "deleteWhileInactive": True}
+    assert http_status(broker, "POST", "/admin/v2/namespaces/public/gc/inactiveTopicPolicies",
+                       json.dumps(policy).encode()) == 204
+    assert http_status(broker, "POST", "/admin/v2/namespaces/public/gc/inactiveTopicPolicies",
+                       b'{"inactiveTopicDeleteMode": "sometimes"}') == 400
+    client = connect(broker)
+    caught_up, backlogged = (f"persistent://public/gc/{unique_topic(t)}" for t in ("caught-up", "backlogged"))
+    elsewhere = full_name(unique_topic("default-ns"))
+    for topic in (caught_up, backlogged, elsewhere):
+        consumer = subscribe_earliest(client, topic)
+        client.create_producer(topic).send(b"m")
+        if topic != backlogged:
+            receive_n(consumer, 1, ack=True)
+        consumer.close()
+    client.close()
+    time.sleep(INACTIVE_WAIT_S)
+    assert caught_up not in listed_topics(broker, "public/gc")
+    assert backlogged in listed_topics(broker, "public/gc")
+    assert elsewhere in listed_topics(broker)   # the broker's own settings: an hour, and subscribed

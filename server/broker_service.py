@@ -15,6 +15,7 @@ from .config import BrokerConfig
 from .backlog_quota import BacklogQuotas
 from .compaction import CompactionMonitor
 from .errors import NotAllowed, TopicNotFound
+from .inactive_topics import InactiveTopicMonitor
 from .message_expiry import MessageExpiryMonitor
 from .namespace_policies import NamespacePolicies
 from .non_persistent_topic import NonPersistentTopic
@@ -49,7 +50,7 @@ class BrokerService:
         self._generation = 0
         self.backlog_quotas = BacklogQuotas(self)
         self._chores = [RetentionMonitor(self), MessageExpiryMonitor(self), self.backlog_quotas.monitor,
-                        CompactionMonitor(self)]
+                        CompactionMonitor(self), InactiveTopicMonitor(self)]
 
     async def start(self) -> None:
         """Count this start, so generated producer names never repeat one of an earlier run

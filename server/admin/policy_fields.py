@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..inactive_topics import DELETE_MODES, DELETE_WHEN_NO_SUBSCRIPTIONS, INACTIVE_TOPIC_POLICIES
 from ..namespace_policies import AUTO_SUBSCRIPTION_CREATION
 from .errors import BAD_REQUEST, PRECONDITION_FAILED, RestError
 
@@ -84,6 +85,20 @@ def _auto_subscription_creation(body: Any) -> dict[str, bool]:
     return {"allowAutoSubscriptionCreation": body["allowAutoSubscriptionCreation"]}
 
 
+def _inactive_topic_policies(body: Any) -> dict[str, Any]:
+    """InactiveTopicPolicies {inactiveTopicDeleteMode, maxInactiveDurationSeconds, deleteWhileInactive}."""
+    if not isinstance(body, dict):
+        raise RestError(BAD_REQUEST, "Inactive topic policies must be a JSON object")
+    mode = body.get("inactiveTopicDeleteMode", DELETE_WHEN_NO_SUBSCRIPTIONS)
+    if mode not in DELETE_MODES:
+        raise RestError(BAD_REQUEST, f"inactiveTopicDeleteMode must be one of {', '.join(DELETE_MODES)}")
+    max_inactive = _int_field(body, "maxInactiveDurationSeconds", 0)
+    if max_inactive < 0:
+        raise RestError(PRECONDITION_FAILED, "maxInactiveDurationSeconds must be >= 0")
+    return {"inactiveTopicDeleteMode": mode, "maxInactiveDurationSeconds": max_inactive,
+            "deleteWhileInactive": _boolean(body.get("deleteWhileInactive", False))}
+
+
 def auth_actions(body: Any) -> list[str]:
     if not isinstance(body, list) or not all(action in AUTH_ACTIONS for action in body):
         raise RestError(BAD_REQUEST, f"Actions must be a list of {', '.join(AUTH_ACTIONS)}")
@@ -107,4 +122,5 @@ SCALAR_POLICIES = (
     ScalarPolicy("maxProducersPerTopic", "max_producers_per_topic", _non_negative_int("maxProducersPerTopic")),
     ScalarPolicy("maxConsumersPerTopic", "max_consumers_per_topic", _non_negative_int("maxConsumersPerTopic")),
     ScalarPolicy("schemaCompatibilityStrategy", "schema_compatibility_strategy", _strategy, "UNDEFINED", "PUT"),
+    ScalarPolicy("inactiveTopicPolicies", INACTIVE_TOPIC_POLICIES, _inactive_topic_policies),
 )
