@@ -269,10 +269,11 @@ class Hostile:
         self.reset()
 
 
-def hostile_worker(port: int, seed: int, deadline: float, counts: Counter, lock: threading.Lock) -> None:
+def hostile_worker(port: int, seed: int, deadline: float, kinds: list[str], counts: Counter,
+                   lock: threading.Lock) -> None:
     rng = random.Random(seed)
     while time.monotonic() < deadline:
-        kind = rng.choice(KINDS)
+        kind = rng.choice(kinds)
         try:
             hostile = Hostile(port, rng)
         except OSError:
@@ -354,8 +355,12 @@ def main() -> int:
     parser.add_argument("--connections", type=int, default=20, help="concurrent hostile connections")
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--kinds", default=",".join(KINDS), help="comma-separated mutation kinds to use")
     parser.add_argument("--keep-log", type=Path, help="copy the broker log here")
     args = parser.parse_args()
+    kinds = args.kinds.split(",")
+    if not kinds or not set(kinds) <= set(KINDS):
+        parser.error(f"--kinds: choose among {', '.join(KINDS)}")
 
     work = Path(tempfile.mkdtemp(prefix="pulsard-fuzz-"))
     broker = Broker(work).start()
@@ -369,7 +374,7 @@ def main() -> int:
         deadline = started + args.seconds
         threads = [threading.Thread(target=legit.produce, daemon=True),
                    *[threading.Thread(target=hostile_worker, args=(broker.broker_port, args.seed * 1000 + i,
-                                                                   deadline, counts, lock), daemon=True)
+                                                                   deadline, kinds, counts, lock), daemon=True)
                      for i in range(args.connections)]]
         consumer = threading.Thread(target=legit.consume, args=(deadline + 60,), daemon=True)
         for thread in [*threads, consumer]:

@@ -19,6 +19,7 @@ from .inactive_topics import InactiveTopicMonitor
 from .message_expiry import MessageExpiryMonitor
 from .namespace_policies import NamespacePolicies
 from .non_persistent_topic import NonPersistentTopic
+from .publish_buffer import PublishBuffer
 from .retention import RetentionMonitor
 from .schema_registry import SchemaRegistry
 from .topic import Topic, delete_topic_state
@@ -43,6 +44,7 @@ class BrokerService:
         self.schemas = SchemaRegistry(self.metadata)
         self.policies = NamespacePolicies(self.metadata)
         self.connections: set = set()
+        self.publish_buffer = PublishBuffer(config.max_message_publish_buffer_size)
         self._topics: dict[str, asyncio.Task[Topic]] = {}
         #: Topics being unloaded: loading one again waits until it is closed.
         self._unloading: dict[str, asyncio.Task] = {}

@@ -78,6 +78,9 @@ class BrokerConfig:
         default=60.0, metadata=conf_key("brokerServiceCompactionMonitorIntervalInSeconds"))
     topic_compaction_retain_null_key: bool = field(
         default=False, metadata=conf_key("topicCompactionRetainNullKey"))
+    #: Bytes of SENDs awaiting their receipts, over the broker, before publishers stop being read.
+    max_message_publish_buffer_size: int = field(
+        default=64 * 1024 * 1024, metadata=conf_key("maxMessagePublishBufferSizeInMB", 1024 * 1024))
     broker_delete_inactive_topics_enabled: bool = field(
         default=True, metadata=conf_key("brokerDeleteInactiveTopicsEnabled"))
     broker_delete_inactive_topics_frequency_seconds: float = field(

@@ -3,7 +3,9 @@
 An asyncio Protocol on uvloop: data_received feeds the sans-IO decoder; each command goes to a
 short handler that delegates to the broker service, a topic or a subscription. Outgoing frames
 are gathered and written once per loop iteration. Publishing is back-pressured by pausing
-reads when too many appends are in flight; silent peers are pinged and then dropped.
+reads when too many appends are in flight on the connection or in the broker (publish_buffer.py),
+dispatching by the transport's write buffer (write_pressure.py); silent peers are pinged and then
+dropped.
 """
 
 from __future__ import annotations
@@ -70,7 +72,8 @@ class Connection(asyncio.Protocol):
         self._consumers: dict[int, "Consumer"] = {}
         self._tasks: set[asyncio.Task] = set()
         self._pending_publishes = 0
-        self._reading_paused = False
+        #: Why the socket is not read (pending publishes, the broker's publish buffer).
+        self._reading_blocked: set[str] = set()
         #: Closed while the transport's write buffer is above its high-water mark.
         self.write_gate = WriteGate()
         self._heard_from_peer = True
@@ -109,6 +112,7 @@ class Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.broker.connections.discard(self)
+        self.broker.publish_buffer.forget(self)
         if self._keepalive is not None:
             self._keepalive.cancel()
         for task in self._tasks:
@@ -172,11 +176,28 @@ class Connection(asyncio.Protocol):
         self._heard_from_peer = False
         self._schedule_keepalive()
 
-    def publish_completed(self) -> None:
+    def publish_completed(self, size: int) -> None:
         self._pending_publishes -= 1
-        if self._reading_paused and self._pending_publishes <= MAX_PENDING_PUBLISHES // 2:
-            self._reading_paused = False
-            if self._transport is not None:
+        self.broker.publish_buffer.answered(size)
+        if self._pending_publishes <= MAX_PENDING_PUBLISHES // 2:
+            self._allow_reading("pending publishes")
+
+    def pause_publishing(self) -> None:
+        """The broker's publish buffer is full (publish_buffer.py)."""
+        self._block_reading("publish buffer")
+
+    def resume_publishing(self) -> None:
+        self._allow_reading("publish buffer")
+
+    def _block_reading(self, reason: str) -> None:
+        if not self._reading_blocked and self._transport is not None and not self._transport.is_closing():
+            self._transport.pause_reading()
+        self._reading_blocked.add(reason)
+
+    def _allow_reading(self, reason: str) -> None:
+        if reason in self._reading_blocked:
+            self._reading_blocked.discard(reason)
+            if not self._reading_blocked and self._transport is not None and not self._transport.is_closing():
                 self._transport.resume_reading()
 
     # -- command dispatch -------------------------------------------------------------------
@@ -315,10 +336,9 @@ class Connection(asyncio.Protocol):
             return
         highest = send.highest_sequence_id if send.HasField("highest_sequence_id") else send.sequence_id
         self._pending_publishes += 1
-        if self._pending_publishes >= MAX_PENDING_PUBLISHES and not self._reading_paused:
-            self._reading_paused = True
-            assert self._transport is not None
-            self._transport.pause_reading()
+        if self._pending_publishes >= MAX_PENDING_PUBLISHES:
+            self._block_reading("pending publishes")
+        self.broker.publish_buffer.taken(self, len(entry))
         producer.publish(send.sequence_id, highest, entry, send.num_messages, send.is_chunk)
 
     def _on_send_without_producer(self, producer_id: int) -> None:

@@ -12,6 +12,7 @@ from managed_ledger.factory import open_factory
 from .broker_service import BrokerService
 from .config import BrokerConfig
 from .connection import Connection
+from .malloc_tuning import return_large_buffers_to_the_system
 from .web import start_web
 
 log = logging.getLogger(__name__)
@@ -19,6 +20,7 @@ log = logging.getLogger(__name__)
 
 async def run_standalone(config: BrokerConfig) -> None:
     started = time.monotonic()
+    return_large_buffers_to_the_system()
     loop = asyncio.get_running_loop()
     storage = await open_factory(config.storage)
     broker = BrokerService(config, storage)
