@@ -311,21 +311,24 @@ class LegitPair:
         self.send_failures = 0
         self.received: list[int] = []
         self.stop = threading.Event()
+        self.produced = threading.Event()
 
     def produce(self) -> None:
         index = 0
-        while not self.stop.is_set():
-            try:
-                self.producer.send(str(index).encode())
-                self.receipted = index + 1
-                index += 1
-            except pulsar.PulsarException:
-                self.send_failures += 1
-                return   # a failed send would be resent as a new number: stop here instead
-            time.sleep(0.002)
+        try:
+            while not self.stop.is_set():
+                try:
+                    self.producer.send(str(index).encode())
+                except pulsar.PulsarException:
+                    self.send_failures += 1
+                    return   # a failed send would be resent as a new number: stop here instead
+                self.receipted = index = index + 1
+                time.sleep(0.002)
+        finally:
+            self.produced.set()
 
     def consume(self, until: float) -> None:
-        while time.monotonic() < until and (not self.stop.is_set() or len(self.received) < self.receipted):
+        while time.monotonic() < until and (not self.produced.is_set() or len(self.received) < self.receipted):
             try:
                 message = self.consumer.receive(timeout_millis=1000)
             except pulsar.Timeout:
