@@ -50,6 +50,9 @@ class Bookie:
         self._fenced: set[int] = set()
         self._deleted: set[int] = set()
         self._closed = False
+        #: Completed adds whose acknowledgement waits for the write cache to be flushed.
+        self._held: list[tuple[JournalItem, BaseException | None]] = []
+        self._releasing: asyncio.Task | None = None
 
     @classmethod
     async def start(cls, directory: Path, config: BookieConfig, live_ledgers: Iterable[int]) -> Bookie:
@@ -148,12 +151,41 @@ class Bookie:
                     add(item.ledger_id, item.entry_id, data)
                 self._journal_end = LastLogMark(item.file_id,
                                                 item.offset + HEADER_SIZE + len(data))
-            try:
-                item.on_done(item.entry_id, error)
-            except Exception:
-                logger.exception("add callback failed for %d:%d", item.ledger_id, item.entry_id)
-        if self._storage.cache_size >= self._config.write_cache_max_size:
+        cache_full = self._storage.cache_size >= self._config.write_cache_max_size
+        if self._held or (cache_full and self.checkpointer.running):
+            self._hold(group, error)
+        else:
+            for item in group:
+                _acknowledge(item, error)
+        if cache_full:
             self.checkpointer.request_early_checkpoint()
+
+    def _hold(self, group: list[JournalItem], error: BaseException | None) -> None:
+        """The write cache is full again while the last one is still being flushed: adds are
+        acknowledged once it is flushed too, so writers wait instead of the cache growing
+        without bound (as BookKeeper throttles adds on a full write cache)."""
+        self._held.extend((item, error) for item in group)
+        if self._releasing is None:
+            self._releasing = self._loop.create_task(self._release_after_flush())
+
+    async def _release_after_flush(self) -> None:
+        try:
+            await self.checkpointer.checkpoint()   # after the running one: the full cache goes too
+        except Exception:
+            if not self._closed:
+                logger.exception("checkpoint for held adds failed; acknowledging them anyway")
+        finally:
+            self._releasing = None
+            held, self._held = self._held, []
+            for item, error in held:
+                _acknowledge(item, error)
+
+
+def _acknowledge(item: JournalItem, error: BaseException | None) -> None:
+    try:
+        item.on_done(item.entry_id, error)
+    except Exception:
+        logger.exception("add callback failed for %d:%d", item.ledger_id, item.entry_id)
 
 
 def recover(journal_dir: Path, config: BookieConfig, storage: EntryLogStorage,

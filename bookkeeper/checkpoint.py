@@ -76,6 +76,10 @@ class Checkpointer:
             self._failed_mark = None
             self.checkpoints += 1
 
+    @property
+    def running(self) -> bool:
+        return self._lock.locked()
+
     def request_early_checkpoint(self) -> None:
         """The write cache is over its size: checkpoint now, unless one is running."""
         if self._lock.locked():

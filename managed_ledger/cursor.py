@@ -27,6 +27,7 @@ from .errors import ConcurrentReadError, CursorClosedError, ManagedLedgerStorage
 from .metadata import CursorState, cursor_path
 from .position import Entry, Position
 from .ranges import AckedRanges
+from .uncancellable import run_to_end
 
 if TYPE_CHECKING:
     from .managed_ledger import ManagedLedgerImpl
@@ -259,9 +260,13 @@ class ManagedCursorImpl:
                            {p: list(words) for p, words in self._batch_acks.items()})
 
     async def flush(self) -> None:
-        """Write dirty state now (durable cursors; a no-op otherwise)."""
-        if not self.durable:
-            return
+        """Write dirty state now (durable cursors; a no-op otherwise). The write runs to its
+        end even if the caller is cancelled (a client gone mid-seek): the store would apply it
+        anyway, and a version the cursor never learnt would fail every later write."""
+        if self.durable:
+            await run_to_end(self._flush())
+
+    async def _flush(self) -> None:
         async with self._flush_lock:
             if not self._dirty or self._closed:
                 return

@@ -43,6 +43,7 @@ from .metadata import (CompactedLedger, CursorState, ManagedLedgerMetadata, curs
                        decode_name, managed_ledger_path)
 from .position import EARLIEST, Entry, InitialPosition, Position
 from .retention import RetentionPolicy
+from .uncancellable import run_to_end
 
 logger = logging.getLogger(__name__)
 
@@ -490,7 +491,13 @@ class ManagedLedgerImpl:
     # ---- cursors -------------------------------------------------------------------------
 
     async def open_cursor(self, name: str, initial_position: InitialPosition) -> ManagedCursorImpl:
+        """Open or create. A creation runs to its end even if the caller is cancelled: else
+        the cursor's node could be stored while the cursor is not known, and no later open
+        could create it again."""
         self._check_open()
+        return await run_to_end(self._open_cursor(name, initial_position))
+
+    async def _open_cursor(self, name: str, initial_position: InitialPosition) -> ManagedCursorImpl:
         async with self._cursor_lock:
             cursor = self._cursors.get(name)
             if cursor is not None:
@@ -524,6 +531,10 @@ class ManagedLedgerImpl:
         return min(position, self.next_position(self._last_confirmed))
 
     async def delete_cursor(self, name: str) -> None:
+        """Forget and delete a cursor, to the end even if the caller is cancelled."""
+        await run_to_end(self._delete_cursor(name))
+
+    async def _delete_cursor(self, name: str) -> None:
         cursor = self._cursors.pop(name, None)
         if cursor is None:
             return

@@ -18,10 +18,12 @@ from .config import BrokerConfig
 from .backlog_quota import BacklogQuotas
 from .compaction import CompactionMonitor
 from .errors import MetadataError, NamespaceNotFound, NotAllowed, TopicNotFound
+from .inactive_topics import InactiveTopicMonitor
 from .lookup import TopicLookup
 from .message_expiry import MessageExpiryMonitor
 from .namespace_policies import NamespacePolicies
 from .non_persistent_topic import NonPersistentTopic
+from .publish_buffer import PublishBuffer
 from .retention import RetentionMonitor
 from .schema_compatibility import Strategy
 from .schema_registry import SchemaRegistry
@@ -58,6 +60,7 @@ class BrokerService:
         self.schemas = SchemaRegistry(self.metadata, Strategy(config.schema_compatibility_strategy))
         self.policies = NamespacePolicies(self.metadata)
         self.connections: set = set()
+        self.publish_buffer = PublishBuffer(config.max_message_publish_buffer_size)
         self._topics: dict[str, asyncio.Task[Topic]] = {}
         #: Topics being unloaded: loading one again waits until it is closed.
         self._unloading: dict[str, asyncio.Task] = {}
@@ -65,7 +68,7 @@ class BrokerService:
         self._generation = 0
         self.backlog_quotas = BacklogQuotas(self)
         self._chores = [RetentionMonitor(self), MessageExpiryMonitor(self), self.backlog_quotas.monitor,
-                        CompactionMonitor(self)]
+                        CompactionMonitor(self), InactiveTopicMonitor(self)]
 
     async def start(self) -> None:
         """Count this start, so generated producer names never repeat one of an earlier run

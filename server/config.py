@@ -81,6 +81,18 @@ class BrokerConfig:
         default=60.0, metadata=conf_key("brokerServiceCompactionMonitorIntervalInSeconds"))
     topic_compaction_retain_null_key: bool = field(
         default=False, metadata=conf_key("topicCompactionRetainNullKey"))
+    #: Bytes of SENDs awaiting their receipts, over the broker, before publishers stop being read.
+    max_message_publish_buffer_size: int = field(
+        default=64 * 1024 * 1024, metadata=conf_key("maxMessagePublishBufferSizeInMB", 1024 * 1024))
+    broker_delete_inactive_topics_enabled: bool = field(
+        default=True, metadata=conf_key("brokerDeleteInactiveTopicsEnabled"))
+    broker_delete_inactive_topics_frequency_seconds: float = field(
+        default=60.0, metadata=conf_key("brokerDeleteInactiveTopicsFrequencySeconds"))
+    broker_delete_inactive_topics_mode: str = field(
+        default="delete_when_no_subscriptions", metadata=conf_key("brokerDeleteInactiveTopicsMode"))
+    #: Unset (negative): the check frequency, as in Pulsar.
+    broker_delete_inactive_topics_max_inactive_duration_seconds: float = field(
+        default=-1.0, metadata=conf_key("brokerDeleteInactiveTopicsMaxInactiveDurationSeconds"))
     ttl_duration_default_in_seconds: int = field(default=0, metadata=conf_key("ttlDurationDefaultInSeconds"))
     message_expiry_check_interval_in_minutes: float = field(
         default=5.0, metadata=conf_key("messageExpiryCheckIntervalInMinutes"))

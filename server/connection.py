@@ -3,7 +3,9 @@
 An asyncio Protocol on uvloop: data_received feeds the sans-IO decoder; each command goes to a
 short handler that delegates to the broker service, a topic or a subscription. Outgoing frames
 are gathered and written once per loop iteration. Publishing is back-pressured by pausing
-reads when too many appends are in flight; silent peers are pinged and then dropped.
+reads when too many appends are in flight on the connection or in the broker (publish_buffer.py),
+dispatching by the transport's write buffer (write_pressure.py); silent peers are pinged and then
+dropped.
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ from protocol import commands
 from protocol import pulsar_api_pb2 as pb
 from protocol.codec import Frame, FrameDecoder, ProtocolError, encode_command
 from protocol.commands import negotiate_protocol_version
+from protocol.entry import read_metadata
 
-from .errors import BrokerError, NotAllowed, ServiceNotReady, server_error_of
+from .errors import BrokerError, InvalidTopicName, NotAllowed, ServiceNotReady, server_error_of
 from .message_id import position_of
 from .schema_registry import BYTES_SCHEMA, BYTES_VERSION
 from .topic_name import TopicName
+from .write_pressure import HIGH_WATER, WriteGate
 
 if TYPE_CHECKING:
     from .broker_service import BrokerService
@@ -56,6 +60,7 @@ class Connection(asyncio.Protocol):
         self._decoder = FrameDecoder(self.config.max_frame_size)
         self._transport: asyncio.Transport | None = None
         self._out: list[bytes] = []
+        self._out_bytes = 0
         self._flush_scheduled = False
         self._handshake_done = False
         self._producers: dict[int, "Producer"] = {}
@@ -67,7 +72,10 @@ class Connection(asyncio.Protocol):
         self._consumers: dict[int, "Consumer"] = {}
         self._tasks: set[asyncio.Task] = set()
         self._pending_publishes = 0
-        self._reading_paused = False
+        #: Why the socket is not read (pending publishes, the broker's publish buffer).
+        self._reading_blocked: set[str] = set()
+        #: Closed while the transport's write buffer is above its high-water mark.
+        self.write_gate = WriteGate()
         self._heard_from_peer = True
         self._ping_outstanding = False
         self._keepalive: asyncio.TimerHandle | None = None
@@ -82,6 +90,7 @@ class Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = transport  # type: ignore[assignment]  # uvloop's TCP transport
         self.remote = str(transport.get_extra_info("peername"))
+        WriteGate.attach(self._transport)
         self.broker.connections.add(self)
         self._schedule_keepalive()
 
@@ -95,8 +104,15 @@ class Connection(asyncio.Protocol):
             log.warning("closing connection from %s: %s", self.remote, exc)
             self.abort()
 
+    def pause_writing(self) -> None:
+        self.write_gate.pause()
+
+    def resume_writing(self) -> None:
+        self.write_gate.resume(list(self._consumers.values()))
+
     def connection_lost(self, exc: Exception | None) -> None:
         self.broker.connections.discard(self)
+        self.broker.publish_buffer.forget(self)
         if self._keepalive is not None:
             self._keepalive.cancel()
         for task in self._tasks:
@@ -113,19 +129,23 @@ class Connection(asyncio.Protocol):
         self.write_parts(encode_command(command))
 
     def write_parts(self, *parts: bytes) -> None:
-        """Queue bytes; everything queued in one loop iteration leaves in one write call."""
+        """Queue bytes; everything queued in one loop iteration leaves in one write call, or
+        sooner past the high-water mark, so a backed-up transport closes the write gate at once."""
         if self._transport is None:
             return
         self._out.extend(parts)
-        if not self._flush_scheduled:
+        self._out_bytes += sum(map(len, parts))
+        if self._out_bytes > HIGH_WATER:
+            self._flush()
+        elif not self._flush_scheduled:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(self._flush)
 
     def _flush(self) -> None:
         self._flush_scheduled = False
-        if self._transport is not None and not self._transport.is_closing():
-            self._transport.writelines(self._out)
-        self._out.clear()
+        out, self._out, self._out_bytes = self._out, [], 0
+        if out and self._transport is not None and not self._transport.is_closing():
+            self._transport.writelines(out)
 
     def abort(self) -> None:
         if self._transport is not None:
@@ -156,11 +176,28 @@ class Connection(asyncio.Protocol):
         self._heard_from_peer = False
         self._schedule_keepalive()
 
-    def publish_completed(self) -> None:
+    def publish_completed(self, size: int) -> None:
         self._pending_publishes -= 1
-        if self._reading_paused and self._pending_publishes <= MAX_PENDING_PUBLISHES // 2:
-            self._reading_paused = False
-            if self._transport is not None:
+        self.broker.publish_buffer.answered(size)
+        if self._pending_publishes <= MAX_PENDING_PUBLISHES // 2:
+            self._allow_reading("pending publishes")
+
+    def pause_publishing(self) -> None:
+        """The broker's publish buffer is full (publish_buffer.py)."""
+        self._block_reading("publish buffer")
+
+    def resume_publishing(self) -> None:
+        self._allow_reading("publish buffer")
+
+    def _block_reading(self, reason: str) -> None:
+        if not self._reading_blocked and self._transport is not None and not self._transport.is_closing():
+            self._transport.pause_reading()
+        self._reading_blocked.add(reason)
+
+    def _allow_reading(self, reason: str) -> None:
+        if reason in self._reading_blocked:
+            self._reading_blocked.discard(reason)
+            if not self._reading_blocked and self._transport is not None and not self._transport.is_closing():
                 self._transport.resume_reading()
 
     # -- command dispatch -------------------------------------------------------------------
@@ -287,6 +324,11 @@ class Connection(asyncio.Protocol):
             self.write(commands.send_error(send.producer_id, send.sequence_id, pb.ChecksumError,
                                            "Checksum of the message does not match its content"))
             return
+        try:  # stored unreadable, it could never be dispatched: refused as a corrupt message
+            read_metadata(entry)
+        except ProtocolError as exc:
+            self.write(commands.send_error(send.producer_id, send.sequence_id, pb.ChecksumError, str(exc)))
+            return
         payload_size = len(entry) - ENTRY_HEADER - int.from_bytes(entry[6:10], "big")
         if payload_size > self.config.max_message_size:
             self.write(commands.send_error(
@@ -295,10 +337,9 @@ class Connection(asyncio.Protocol):
             return
         highest = send.highest_sequence_id if send.HasField("highest_sequence_id") else send.sequence_id
         self._pending_publishes += 1
-        if self._pending_publishes >= MAX_PENDING_PUBLISHES and not self._reading_paused:
-            self._reading_paused = True
-            assert self._transport is not None
-            self._transport.pause_reading()
+        if self._pending_publishes >= MAX_PENDING_PUBLISHES:
+            self._block_reading("pending publishes")
+        self.broker.publish_buffer.taken(self, len(entry))
         producer.publish(send.sequence_id, highest, entry, send.num_messages, send.is_chunk)
 
     def _on_send_without_producer(self, producer_id: int) -> None:
@@ -457,6 +498,8 @@ class Connection(asyncio.Protocol):
         self._respond(request.request_id, self._topics_of_namespace(request))
 
     async def _topics_of_namespace(self, request: pb.CommandGetTopicsOfNamespace) -> Cmd:
+        if not TopicName.is_valid_namespace(request.namespace):
+            raise InvalidTopicName(f"Invalid namespace name {request.namespace!r}")
         topics = await self.broker.topics_of_namespace(request.namespace, request.mode)
         reply = commands.topics_of_namespace(request.request_id, topics)
         if request.HasField("topics_hash") and request.topics_hash == reply.getTopicsOfNamespaceResponse.topics_hash:

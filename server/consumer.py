@@ -54,7 +54,8 @@ class Consumer:
 
     @property
     def can_take_messages(self) -> bool:
-        return self.permits > 0 and not self.blocked_on_unacked
+        """Permits, not blocked on unacked messages, and a connection that is not backed up."""
+        return self.permits > 0 and not self.blocked_on_unacked and self.connection.write_gate.open
 
     def send(self, entry: "Entry", num_messages: int, redelivery_count: int, ack_set: list[int] | None) -> None:
         """Write one stored entry as MESSAGE, bytes unchanged, and count it as unacknowledged."""

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Iterable
 from managed_ledger.position import Entry, Position
 from protocol import pulsar_api_pb2 as pb
 from protocol.entry import read_metadata
+from protocol.errors import ProtocolError
 
 from .delayed_delivery import DelayedDeliveryTracker
 
@@ -143,8 +144,8 @@ class Dispatcher(ABC):
         for index, entry in enumerate(entries):
             if replaying and self.cursor.is_deleted(entry.position):
                 continue
-            metadata = read_metadata(entry.data)
-            if self._held_back(entry.position, metadata):
+            metadata = self._readable_metadata(entry)
+            if metadata is None or self._held_back(entry.position, metadata):
                 continue
             consumer = self._select_consumer()
             if consumer is None:
@@ -154,6 +155,18 @@ class Dispatcher(ABC):
             sent_bytes += len(entry.data)
         self._messages_per_entry = max(1.0, messages / len(entries))
         self.subscription.dispatched(messages, sent_bytes)
+
+    def _readable_metadata(self, entry: Entry) -> pb.MessageMetadata | None:
+        """The entry's metadata; None for an entry stored unreadable (SENDs are checked now,
+        older data may not be): no consumer could take it, so it is skipped as acknowledged,
+        counted and logged, and never stalls the subscription."""
+        try:
+            return read_metadata(entry.data)
+        except ProtocolError as exc:
+            log.warning("subscription %s skips unreadable entry %s: %s", self.subscription.name, entry.position, exc)
+            self.subscription.topic.stats.unreadable_entries += 1
+            self.cursor.delete([entry.position])
+            return None
 
     def _held_back(self, position: Position, metadata: pb.MessageMetadata) -> bool:
         """A delayed message whose time has not come: the tracker keeps it for later."""

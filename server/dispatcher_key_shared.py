@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
 from protocol import pulsar_api_pb2 as pb
-from protocol.entry import read_metadata
 
 from .dispatcher import messages_in
 from .dispatcher_shared import SharedDispatcher
@@ -237,8 +236,8 @@ class KeySharedDispatcher(SharedDispatcher):
                 continue
             keyed = self._keyed.get(position)
             if keyed is None:   # first dispatch (or due after a delay): the one metadata parse
-                metadata = read_metadata(entry.data)
-                if self._held_back(position, metadata):
+                metadata = self._readable_metadata(entry)
+                if metadata is None or self._held_back(position, metadata):
                     continue
                 keyed = self._keyed[position] = keyed_entry(metadata)
             read_messages += keyed.messages

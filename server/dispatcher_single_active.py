@@ -96,7 +96,8 @@ class SingleActiveConsumerDispatcher(Dispatcher):
 
     def _select_consumer(self) -> "Consumer | None":
         active = self.active
-        return active if active is not None and active.permits > 0 else None
+        return active if active is not None and active.can_take_messages else None
 
     def _permits_available(self) -> int:
-        return self.active.permits if self.active is not None else 0
+        active = self.active
+        return active.permits if active is not None and active.can_take_messages else 0

@@ -38,6 +38,8 @@ _TOPIC_METRICS: list[tuple[str, str, str, TopicValue]] = [
      lambda t, w: sum(len(s.consumers) for s in t.subscriptions.values())),
     ("pulsar_msg_backlog", "gauge", "Entries not yet acknowledged, summed over subscriptions",
      lambda t, w: sum(s.backlog() for s in t.subscriptions.values())),
+    ("pulsard_unreadable_entries_skipped_total", "counter", "Stored entries whose metadata does not parse, skipped",
+     lambda t, w: t.stats.unreadable_entries),
     ("pulsar_storage_size", "gauge", "Bytes stored for the topic", _stored(lambda ledger: ledger.total_size)),
     ("pulsar_storage_write_latency_count", "counter", "Entries added",
      _stored(lambda ledger: ledger.write_latency.count)),

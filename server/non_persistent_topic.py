@@ -69,7 +69,7 @@ class RoundRobinSelector:
         count = len(self.consumers)
         for step in range(count):
             consumer = self.consumers[(self._next + step) % count]
-            if consumer.permits > 0:
+            if consumer.can_take_messages:
                 self._next = (self._next + step + 1) % count
                 return consumer
         return None
@@ -108,7 +108,7 @@ class SingleActiveSelector:
 
     def select(self, entry: Entry) -> Consumer | None:
         active = self._active
-        return active if active is not None and active.permits > 0 else None
+        return active if active is not None and active.can_take_messages else None
 
 
 class StickyKeySelector:
@@ -135,7 +135,7 @@ class StickyKeySelector:
 
     def select(self, entry: Entry) -> Consumer | None:
         consumer = self._by_hash.select(keyed_entry(read_metadata(entry.data)).key_hash)
-        return consumer if consumer is not None and consumer.permits > 0 else None
+        return consumer if consumer is not None and consumer.can_take_messages else None
 
 
 class NonPersistentSubscription:
@@ -243,6 +243,10 @@ class NonPersistentTopic(TopicBase):
         subscription.add_consumer(consumer)
         self.subscriptions[command.subscription] = subscription
         return consumer
+
+    async def create_initial_subscription(self, name: str) -> None:
+        """A producer's initial subscription: as Pulsar, accepted and nothing kept, since a
+        non-persistent subscription holds no messages until a consumer attaches."""
 
     async def unsubscribe(self, subscription: NonPersistentSubscription, consumer: Consumer) -> None:
         self.check_sole_consumer(subscription, consumer)

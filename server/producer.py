@@ -56,10 +56,11 @@ class Producer:
         if tracked:
             status = deduplication.check(self.name, sequence_id, highest_sequence_id)
             if status is not DedupStatus.NEW:
-                self.after_receipts(partial(self._answer_duplicate, status, sequence_id, highest_sequence_id))
+                self.after_receipts(partial(self._answer_duplicate, status, sequence_id, highest_sequence_id,
+                                            len(entry)))
                 return
         if self._persistence_failed:
-            self.connection.publish_completed()
+            self.connection.publish_completed(len(entry))
             self.connection.write(commands.send_error(
                 self.producer_id, sequence_id, pb.PersistenceError,
                 "An earlier message failed to persist; reconnect to resend in order"))
@@ -67,12 +68,12 @@ class Producer:
         self.pending += 1
         append = self.topic.publish(entry, num_messages)
         self._last_append = append
-        append.add_done_callback(partial(self._persisted, sequence_id, highest_sequence_id, tracked))
+        append.add_done_callback(partial(self._persisted, sequence_id, highest_sequence_id, tracked, len(entry)))
 
-    def _persisted(self, sequence_id: int, highest_sequence_id: int, tracked: bool,
+    def _persisted(self, sequence_id: int, highest_sequence_id: int, tracked: bool, size: int,
                    append: "asyncio.Future[Position]") -> None:
         self.pending -= 1
-        self.connection.publish_completed()
+        self.connection.publish_completed(size)
         if not append.cancelled() and isinstance(append.exception(), ManagedLedgerTerminatedError):
             if tracked:
                 self.topic.deduplication.forget_pushed(self.name)
@@ -107,8 +108,9 @@ class Producer:
         else:
             answer()
 
-    def _answer_duplicate(self, status: DedupStatus, sequence_id: int, highest_sequence_id: int) -> None:
-        self.connection.publish_completed()
+    def _answer_duplicate(self, status: DedupStatus, sequence_id: int, highest_sequence_id: int,
+                          size: int) -> None:
+        self.connection.publish_completed(size)
         if status is DedupStatus.DUPLICATE:
             ledger_id, entry_id = DUPLICATE_ID
             self.connection.write(

@@ -16,6 +16,7 @@ from .advertised_listeners import AdvertisedListeners
 from .broker_service import BrokerService
 from .config import BrokerConfig
 from .connection import Connection
+from .malloc_tuning import return_large_buffers_to_the_system
 from .web import start_web
 
 log = logging.getLogger(__name__)
@@ -27,6 +28,7 @@ async def run_standalone(config: BrokerConfig) -> None:
     """Lock the data directory, bind both ports, and only then open storage: a start that
     fails (directory in use, port taken) leaves the store untouched."""
     started = time.monotonic()
+    return_large_buffers_to_the_system()
     loop = asyncio.get_running_loop()
     listeners = AdvertisedListeners.from_config(config)   # a bad configuration stops us here
     lock = DataDirLock.acquire(config.storage.data_dir)

@@ -31,6 +31,8 @@ class TopicStats:
     bytes_in: int = 0
     messages_out: int = 0
     bytes_out: int = 0
+    #: Stored entries whose metadata does not parse, skipped by dispatchers.
+    unreadable_entries: int = 0
     _window_start: _Snapshot = field(default_factory=lambda: _Snapshot(time.monotonic(), (0, 0, 0, 0)))
     _last_rates: Rates | None = None
 

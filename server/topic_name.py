@@ -9,7 +9,13 @@ from .errors import InvalidTopicName
 
 PARTITION_SUFFIX = "-partition-"
 DOMAINS = ("persistent", "non-persistent")
-_NAMED_ENTITY = re.compile(r"^[-=:.\w]+$")  # tenants and namespaces, as Pulsar's NamedEntity
+#: Tenants and namespaces, as Pulsar's NamedEntity (Java's \w is ASCII).
+_NAMED_ENTITY = re.compile(r"^[-=:.\w]+$", re.ASCII)
+#: Longest name part: one part is one metadata path component, and a file name in tools
+#: that export them (255 is the usual file-name limit).
+MAX_NAME_PART = 255
+#: Never in a topic's local name: they break URLs, shells, paths and Prometheus labels.
+_FORBIDDEN_IN_TOPIC = frozenset('<>;"\'\\`|{}^')
 _PARTITION = re.compile(r"^(.*)-partition-(\d+)$")
 
 
@@ -22,8 +28,15 @@ class TopicName:
 
     @staticmethod
     def is_named_entity(name: str) -> bool:
-        """Tenant and namespace names follow Pulsar's NamedEntity rule."""
-        return bool(_NAMED_ENTITY.match(name))
+        """Tenant and namespace names follow Pulsar's NamedEntity rule; "." and ".." (relative
+        path parts, refused by ZooKeeper in Pulsar) and over-long names are refused too."""
+        return bool(_NAMED_ENTITY.match(name)) and name not in (".", "..") and len(name) <= MAX_NAME_PART
+
+    @staticmethod
+    def is_valid_namespace(namespace: str) -> bool:
+        """`tenant/namespace`, both named entities."""
+        tenant, sep, local = namespace.partition("/")
+        return bool(sep) and TopicName.is_named_entity(tenant) and TopicName.is_named_entity(local)
 
     @classmethod
     def parse(cls, name: str) -> "TopicName":
@@ -39,9 +52,9 @@ class TopicName:
         if len(parts) != 3 or not all(parts):
             raise InvalidTopicName(f"Invalid topic name {name!r}: expected domain://tenant/namespace/topic")
         tenant, namespace, local = parts
-        if not _NAMED_ENTITY.match(tenant) or not _NAMED_ENTITY.match(namespace):
+        if not cls.is_named_entity(tenant) or not cls.is_named_entity(namespace):
             raise InvalidTopicName(f"Invalid tenant or namespace in topic name {name!r}")
-        if any(ch in local for ch in "\0\n\r"):
+        if not _valid_local_name(local):
             raise InvalidTopicName(f"Invalid characters in topic name {name!r}")
         return cls(domain, tenant, namespace, local)
 
@@ -71,3 +84,11 @@ class TopicName:
 
     def __str__(self) -> str:
         return f"{self.domain}://{self.tenant}/{self.namespace_local}/{self.local_name}"
+
+
+def _valid_local_name(local: str) -> bool:
+    """Printable, well-formed (no lone surrogates from undecodable bytes), none of the
+    forbidden characters, not a relative path part, not over-long."""
+    return (local.isprintable() and local not in (".", "..") and len(local) <= MAX_NAME_PART
+            and not _FORBIDDEN_IN_TOPIC.intersection(local)
+            and not any("\ud800" <= ch <= "\udfff" for ch in local))

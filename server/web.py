@@ -14,6 +14,7 @@ from aiohttp import web
 from .admin import AdminResources, admin_routes
 from .admin.errors import json_errors
 from .broker_service import BrokerService
+from .http_log import quiet_client_errors
 from .metrics import render
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,7 @@ def build_app(broker: BrokerService, resources: AdminResources) -> web.Applicati
 
 async def start_web(broker: BrokerService, resources: AdminResources, sock: socket.socket) -> web.AppRunner:
     """Serve the admin API, lookups and /metrics on sock (bound before storage was opened)."""
+    quiet_client_errors()
     runner = web.AppRunner(build_app(broker, resources), access_log=None)
     await runner.setup()
     await web.SockSite(runner, sock).start()

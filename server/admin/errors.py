@@ -80,8 +80,8 @@ async def read_json(request: web.Request, default: Any = None) -> Any:
         return default
     try:
         return json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise RestError(BAD_REQUEST, f"Malformed JSON body: {exc}") from None
+    except (ValueError, RecursionError) as exc:   # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise RestError(BAD_REQUEST, f"Malformed JSON body: {str(exc)[:200]}") from None
 
 
 def require(condition: bool, status: int, reason: str) -> None:

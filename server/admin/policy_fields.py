@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..auto_topic_creation import AUTO_TOPIC_CREATION, override_error
+from ..inactive_topics import DELETE_MODES, DELETE_WHEN_NO_SUBSCRIPTIONS, INACTIVE_TOPIC_POLICIES
 from ..namespace_policies import (ALLOW_AUTO_UPDATE_SCHEMA, AUTO_SUBSCRIPTION_CREATION,
                                   SCHEMA_COMPATIBILITY_STRATEGY)
 from ..schema_compatibility import Strategy
@@ -96,6 +97,20 @@ def _auto_topic_creation(body: Any) -> dict[str, Any]:
     return {name: body[name] for name in fields if body.get(name) is not None}
 
 
+def _inactive_topic_policies(body: Any) -> dict[str, Any]:
+    """InactiveTopicPolicies {inactiveTopicDeleteMode, maxInactiveDurationSeconds, deleteWhileInactive}."""
+    if not isinstance(body, dict):
+        raise RestError(BAD_REQUEST, "Inactive topic policies must be a JSON object")
+    mode = body.get("inactiveTopicDeleteMode", DELETE_WHEN_NO_SUBSCRIPTIONS)
+    if mode not in DELETE_MODES:
+        raise RestError(BAD_REQUEST, f"inactiveTopicDeleteMode must be one of {', '.join(DELETE_MODES)}")
+    max_inactive = _int_field(body, "maxInactiveDurationSeconds", 0)
+    if max_inactive < 0:
+        raise RestError(PRECONDITION_FAILED, "maxInactiveDurationSeconds must be >= 0")
+    return {"inactiveTopicDeleteMode": mode, "maxInactiveDurationSeconds": max_inactive,
+            "deleteWhileInactive": _boolean(body.get("deleteWhileInactive", False))}
+
+
 def auth_actions(body: Any) -> list[str]:
     if not isinstance(body, list) or not all(action in AUTH_ACTIONS for action in body):
         raise RestError(BAD_REQUEST, f"Actions must be a list of {', '.join(AUTH_ACTIONS)}")
@@ -121,4 +136,5 @@ SCALAR_POLICIES = (
     ScalarPolicy("maxConsumersPerTopic", "max_consumers_per_topic", _non_negative_int("maxConsumersPerTopic")),
     ScalarPolicy("schemaCompatibilityStrategy", SCHEMA_COMPATIBILITY_STRATEGY, schema_strategy, "UNDEFINED", "PUT"),
     ScalarPolicy("isAllowAutoUpdateSchema", ALLOW_AUTO_UPDATE_SCHEMA, _boolean, True),
+    ScalarPolicy("inactiveTopicPolicies", INACTIVE_TOPIC_POLICIES, _inactive_topic_policies),
 )

@@ -3,6 +3,8 @@ the loaded topic, and the partitions an operation on a partitioned topic fans ou
 
 from __future__ import annotations
 
+from urllib.parse import unquote_to_bytes
+
 from aiohttp import web
 
 from ..broker_service import BrokerService
@@ -27,6 +29,10 @@ class TopicAccess:
     @staticmethod
     def name(request: web.Request) -> TopicName:
         info = request.match_info
+        try:
+            unquote_to_bytes(info["topic"]).decode()   # aiohttp leaves invalid UTF-8 %-encoded
+        except UnicodeDecodeError:
+            raise RestError(PRECONDITION_FAILED, "Topic name is not valid UTF-8") from None
         try:
             return TopicName.parse(f"{info['domain']}://{info['tenant']}/{info['namespace']}/{info['topic']}")
         except InvalidTopicName as exc:

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 from protocol import pulsar_api_pb2 as pb
 from server.non_persistent_topic import NON_PERSISTENT_POSITION, NonPersistentTopic
 from server.topic_name import TopicName
+from server.write_pressure import WriteGate
 
 SHARED, EXCLUSIVE = pb.CommandSubscribe.Shared, pb.CommandSubscribe.Exclusive
 
@@ -15,6 +16,7 @@ SHARED, EXCLUSIVE = pb.CommandSubscribe.Shared, pb.CommandSubscribe.Exclusive
 class RecordingConnection:
     def __init__(self) -> None:
         self.frames: list[tuple[bytes, ...]] = []
+        self.write_gate = WriteGate()
 
     def write_parts(self, *parts: bytes) -> None:
         self.frames.append(parts)

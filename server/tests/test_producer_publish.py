@@ -13,7 +13,7 @@ class RecordingConnection:
         self.completed = 0
         self.written: list[pb.BaseCommand] = []
 
-    def publish_completed(self) -> None:
+    def publish_completed(self, size: int) -> None:
         self.completed += 1
 
     def write(self, command: pb.BaseCommand) -> None:
