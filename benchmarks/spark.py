@@ -1,8 +1,9 @@
 """Rows per second of the Spark pipelines (spark/pipelines.py) against a fresh pulsard.
 
-    PULSARD_SPARK_CONNECTOR=/path/to/pulsar-spark-connector.jar python benchmarks/spark.py [--rows 200000]
+    python benchmarks/spark.py [--rows 200000]
 
-(without PULSARD_SPARK_CONNECTOR, Spark resolves the pinned connector from Maven Central)
+(Spark resolves the pinned connector, 3.1.1.4, from Maven Central; PULSARD_SPARK_CONNECTOR
+names another coordinate or a jar file)
 
 - batch read: `read_range` of the whole topic collected to the driver, wall time from the
   query's start (planning, offset lookups and the read itself);

@@ -35,9 +35,11 @@ def pulsar_of(broker) -> Pulsar:
 
 
 def produce(client, topic: str, first: int, count: int, **producer_options) -> list:
-    """Messages "v<i>" keyed k<i % 5> with a property and an event time; their ids."""
+    """Messages "v<i>" keyed k<i % 5> with a property and an event time (batched unless the
+    options say otherwise); their ids."""
     producer = client.create_producer(topic, schema=pulsar.schema.StringSchema(),
-                                      block_if_queue_full=True, **producer_options)
+                                      block_if_queue_full=True,
+                                      **{"batching_enabled": True, **producer_options})
     ids = send_all_async(producer, [f"v{i}" for i in range(first, first + count)],
                          lambda n: dict(partition_key=KEYS[(first + n) % len(KEYS)],
                                         properties={"i": str(first + n)},
