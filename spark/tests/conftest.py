@@ -16,9 +16,11 @@ FIRST_DOWNLOAD = "~36 MB"
 def _announce(config: pytest.Config, line: str) -> None:
     """To the terminal even while pytest captures output: a slow first run says why."""
     reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.ensure_newline()
-        reporter.write_line(line)
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if reporter is not None and capture is not None:
+        with capture.global_and_fixture_disabled():
+            reporter.ensure_newline()
+            reporter.write_line(line)
 
 
 @pytest.fixture(scope="session")
