@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 import pulsar
 import pytest
 import requests
+from py4j.protocol import Py4JJavaError
 from pyspark.errors import IllegalArgumentException
 from pyspark.sql import Row
 
@@ -126,16 +127,30 @@ class Reading(pulsar.schema.Record):
     count = pulsar.schema.Integer()
 
 
+#: The Java client inside connector 3.1.1.4 (Pulsar 2.4.2) may read a GET_SCHEMA response after
+#: its decoder recycled it (apache/pulsar#10210), then decodes with an empty schema.
+CLIENT_SCHEMA_RACE = 'JsonNode.isTextual()" because "schema" is null'
+
+
 def test_avro_schema_maps_to_typed_columns(spark, broker, connect):
+    """A topic of its own per attempt: the connector's client caches what it fetched for the
+    topic's schema version, so a read lost to that client's GET_SCHEMA race (a busy machine and
+    a quick answer, from any broker, trigger it) is retried on a new topic, at most three times."""
     client = connect(broker)
-    topic = f"persistent://public/default/{unique_topic('avro')}"
-    producer = client.create_producer(topic, schema=pulsar.schema.AvroSchema(Reading))
-    for i in range(50):
-        producer.send(Reading(sensor=f"s{i % 3}", value=i / 2, count=i))
-    frame = read_range(spark, pulsar_of(broker), topic)
-    types = dict(frame.dtypes)
-    assert (types["sensor"], types["value"], types["count"]) == ("string", "double", "int")
-    rows = frame.orderBy("count").select("sensor", "value", "count").collect()
+    for attempt in range(3):
+        topic = f"persistent://public/default/{unique_topic('avro')}"
+        producer = client.create_producer(topic, schema=pulsar.schema.AvroSchema(Reading))
+        for i in range(50):
+            producer.send(Reading(sensor=f"s{i % 3}", value=i / 2, count=i))
+        frame = read_range(spark, pulsar_of(broker), topic)
+        types = dict(frame.dtypes)
+        assert (types["sensor"], types["value"], types["count"]) == ("string", "double", "int")
+        try:
+            rows = frame.orderBy("count").select("sensor", "value", "count").collect()
+            break
+        except Py4JJavaError as exc:
+            if CLIENT_SCHEMA_RACE not in str(exc) or attempt == 2:
+                raise
     assert rows == [Row(sensor=f"s{i % 3}", value=i / 2, count=i) for i in range(50)]
 
 
