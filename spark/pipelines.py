@@ -1,10 +1,13 @@
 """Three pipelines over pulsard through the connector's "pulsar" data source:
 
 - export: a batch read of a topic range (offsets "earliest"/"latest" or per-topic JSON ids, or
-  publish times in ms) into a DataFrame, written as Parquet;
+  a starting publish time in ms) into a DataFrame, written as Parquet;
 - aggregate: a Structured Streaming job counting events per key in event-time windows and
   writing each updated count, as JSON, to another topic through the connector's sink;
 - publish: a DataFrame of rows with a key, properties and an event time written to a topic.
+
+The sink is always given its topic as a `__topic` column: connector 3.1.1.4's `topic` option
+fails on Spark 3.2+ ("Literal must have a corresponding value to string").
 
 Run one with `python -m spark.pipelines {export,aggregate,publish} --help`.
 """
@@ -39,17 +42,14 @@ def topic_option(topic: str) -> dict[str, str]:
 
 
 def read_range(spark: SparkSession, pulsar: Pulsar, topic: str, starting: str = "earliest",
-               ending: str = "latest", starting_time: int | None = None,
-               ending_time: int | None = None) -> DataFrame:
-    """Messages of topic between two offsets (or publish times, in ms since the epoch): the
-    payload's columns plus __key, __topic, __messageId, __publishTime, __eventTime and
-    __messageProperties."""
+               ending: str = "latest", starting_time: int | None = None) -> DataFrame:
+    """Messages of topic from an offset (or a publish time, in ms since the epoch) to an
+    offset: the payload's columns plus __key, __topic, __messageId, __publishTime, __eventTime
+    and __messageProperties. (Connector 3.1.1.4 knows no endingTime.)"""
     reader = spark.read.format("pulsar").options(**pulsar.options(), **topic_option(topic))
     reader = reader.option("startingTime", str(starting_time)) if starting_time is not None \
         else reader.option("startingOffsets", starting)
-    reader = reader.option("endingTime", str(ending_time)) if ending_time is not None \
-        else reader.option("endingOffsets", ending)
-    return reader.option("failOnDataLoss", "true").load()
+    return reader.option("endingOffsets", ending).option("failOnDataLoss", "true").load()
 
 
 def export(spark: SparkSession, pulsar: Pulsar, topic: str, parquet_dir: str, **bounds) -> int:
@@ -63,26 +63,30 @@ def windowed_counts(spark: SparkSession, pulsar: Pulsar, source: str, sink: str,
                     checkpoint_dir: str, window: str = "1 minute",
                     trigger: str = "1 second") -> StreamingQuery:
     """Count events per key and event-time window, publishing every updated count to sink as
-    {"key", "window_start", "count"} keyed by "key@window_start"; resumes from checkpoint_dir."""
+    {"key", "window_start", "count"} (window_start in UTC) keyed by "key@window_start"; resumes
+    from checkpoint_dir."""
     events = (spark.readStream.format("pulsar").options(**pulsar.options(), **topic_option(source))
               .option("startingOffsets", "earliest").option("failOnDataLoss", "true").load())
     key = F.col("__key").cast("string")
     counts = events.groupBy(key.alias("key"), F.window("__eventTime", window).alias("window")).count()
     window_start = F.date_format("window.start", "yyyy-MM-dd'T'HH:mm:ss")
     updates = counts.select(
+        F.lit(sink).alias("__topic"),
         F.concat_ws("@", "key", window_start).alias("__key"),
         F.to_json(F.struct("key", window_start.alias("window_start"), "count")).alias("value"),
     )
     return (updates.writeStream.outputMode("update").format("pulsar").options(**pulsar.options())
-            .option("topic", sink).option("checkpointLocation", checkpoint_dir)
+            .option("checkpointLocation", checkpoint_dir)
             .trigger(processingTime=trigger).start())
 
 
 def publish(frame: DataFrame, pulsar: Pulsar, topic: str) -> None:
     """Write rows to topic: `value` is the payload, optional `__key` (string or binary),
-    `__eventTime` (ms since the epoch, a long) and `__messageProperties` (map<string,string>)
-    its metadata."""
-    frame.write.format("pulsar").options(**pulsar.options()).option("topic", topic).save()
+    `__eventTime` (ms since the epoch, a long: 3.1.1.4 would send a timestamp column's
+    microseconds) and `__messageProperties` (map<string,string>, written by the 4.x connectors;
+    3.1.1.4 drops it) its metadata."""
+    (frame.withColumn("__topic", F.lit(topic))
+     .write.format("pulsar").options(**pulsar.options()).save())
 
 
 #: What `publish` reads from each JSON line.
@@ -100,6 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     exporting.add_argument("parquet_dir")
     exporting.add_argument("--starting", default="earliest", help="earliest, latest or JSON ids")
     exporting.add_argument("--ending", default="latest", help="earliest, latest or JSON ids")
+    exporting.add_argument("--starting-time", type=int, help="publish time (ms), instead of --starting")
     aggregating = jobs.add_parser("aggregate", help="windowed counts per key, to another topic")
     aggregating.add_argument("source")
     aggregating.add_argument("sink")
@@ -118,7 +123,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         if args.job == "export":
             rows = export(spark, pulsar, args.topic, args.parquet_dir, starting=args.starting,
-                          ending=args.ending)
+                          ending=args.ending, starting_time=args.starting_time)
             print(f"{rows} rows written to {args.parquet_dir}")
         elif args.job == "aggregate":
             windowed_counts(spark, pulsar, args.source, args.sink, args.checkpoint_dir,
