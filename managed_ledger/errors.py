@@ -7,8 +7,7 @@ layer can handle them without importing bookkeeper/.
 
 from __future__ import annotations
 
-from bookkeeper.errors import (MetadataBadVersionError, MetadataNotFoundError,
-                               MetadataStoreError)
+from bookkeeper.errors import MetadataBadVersionError, MetadataNotFoundError, MetadataStoreError
 
 __all__ = [
     "ManagedLedgerError", "ManagedLedgerClosedError", "ManagedLedgerStorageError",

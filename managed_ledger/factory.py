@@ -27,7 +27,8 @@ from bookkeeper.errors import BookKeeperError, MetadataNotFoundError
 from bookkeeper.interfaces import LedgerClient
 from bookkeeper.ledger import BookKeeper
 from bookkeeper.metadata_store import SqliteMetadataStore
-from bookkeeper.zk_metadata_store import URL_PREFIX as ZK_URL_PREFIX, ZkMetadataStore
+from bookkeeper.zk_metadata_store import URL_PREFIX as ZK_URL_PREFIX
+from bookkeeper.zk_metadata_store import ZkMetadataStore
 
 from .config import StorageConfig
 from .data_dir_lock import DataDirLock

@@ -23,27 +23,27 @@ import enum
 import functools
 import logging
 import time
-import weakref
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
-from bookkeeper.errors import BookKeeperError, MetadataNotFoundError, NoSuchLedgerError
-from bookkeeper.interfaces import LedgerClient, ReadHandle, WriteHandle
+from bookkeeper.errors import BookKeeperError, NoSuchLedgerError
+from bookkeeper.interfaces import LedgerClient, WriteHandle
 
+from .coalesced_task import CoalescedTask
+from .compacted_view import CompactedView
 from .config import StorageConfig
 from .cursor import ManagedCursorImpl
+from .cursor_registry import CursorRegistry
 from .entry_cache import EntryCache
+from .entry_reader import EntryReader, last_index_holding
 from .errors import (ManagedLedgerClosedError, ManagedLedgerStorageError, ManagedLedgerTerminatedError,
                      MetadataStoreError)
 from .interfaces import MetadataStore
 from .latency import LatencyHistogram
 from .ledger_list import LedgerInfo, LedgerList
-from .compacted_view import CompactedView
-from .metadata import (CompactedLedger, CursorState, ManagedLedgerMetadata, cursor_path,
-                       decode_name, managed_ledger_path)
+from .metadata import CompactedLedger, ManagedLedgerMetadata, managed_ledger_path
 from .position import EARLIEST, Entry, InitialPosition, Position
-from .retention import RetentionPolicy
-from .uncancellable import run_to_end
+from .retention import RetentionPolicy, ledgers_beyond_retention
 
 logger = logging.getLogger(__name__)
 
@@ -97,13 +97,10 @@ class ManagedLedgerImpl:
         self._rollover_timer: asyncio.TimerHandle | None = None
         self._queued: list[_QueuedAdd] = []
         self._rollover_task: asyncio.Task | None = None
-        self._readers: dict[int, ReadHandle] = {}
-        self._cursors: dict[str, ManagedCursorImpl] = {}
-        self._non_durable: weakref.WeakSet[ManagedCursorImpl] = weakref.WeakSet()
-        self._cursor_lock = asyncio.Lock()
+        self._reads = EntryReader(bookkeeper, cache)
+        self._cursors = CursorRegistry(self, store, self._path)
         self._waiters: set[asyncio.Future[bool]] = set()
-        self._trim_task: asyncio.Task | None = None
-        self._trim_again = False
+        self._trimming = CoalescedTask(self._trim_consumed_ledgers)
         self._compacted: CompactedLedger | None = None
         self._compacted_view: CompactedView | None = None
         #: Set once terminated: the last entry there will ever be (persisted in the metadata).
@@ -154,7 +151,7 @@ class ManagedLedgerImpl:
 
     @property
     def cursors(self) -> Mapping[str, ManagedCursorImpl]:
-        return self._cursors
+        return self._cursors.durable
 
     def ledgers_info(self) -> list[tuple[int, int, int]]:
         return [(info.ledger_id, info.entries, info.size) for info in self.ledger_list]
@@ -193,7 +190,7 @@ class ManagedLedgerImpl:
         self._last_confirmed = self.ledger_list.last_confirmed()
         for ledger_id in empty:
             await self._delete_ledger_quietly(ledger_id)
-        await self._load_cursors()
+        await self._cursors.load()
         logger.info("opened managed ledger %s: ledgers %s, last confirmed %s", self.name,
                     self.ledgers_info(), self._last_confirmed)
 
@@ -210,16 +207,7 @@ class ManagedLedgerImpl:
         info.size = handle.length
         if not info.closed_at_ms:
             info.closed_at_ms = _now_ms()
-        self._readers[info.ledger_id] = handle
-
-    async def _load_cursors(self) -> None:
-        for component in await self.store.children(self._path):
-            name = decode_name(component)
-            found = await self.store.get(cursor_path(self.name, name))
-            if found is None:
-                continue
-            state = CursorState.decode(found[0])
-            self._cursors[name] = ManagedCursorImpl(self, name, True, state, found[1])
+        self._reads.use(info.ledger_id, handle)
 
     # ---- writing -------------------------------------------------------------------------
 
@@ -316,7 +304,7 @@ class ManagedLedgerImpl:
 
     def _install_writer(self, writer: WriteHandle) -> None:
         self._writer = writer
-        self._readers[writer.ledger_id] = writer
+        self._reads.use(writer.ledger_id, writer)
         self._writer_entries = 0
         self._writer_bytes = 0
         self._writer_created = self._loop.time()
@@ -353,7 +341,7 @@ class ManagedLedgerImpl:
                 break
             self._send(add.data, add.future, add.started)
         logger.debug("managed ledger %s rolled over to ledger %d", self.name, writer.ledger_id)
-        self._request_trim()
+        self._trimming.request()
 
     def _rollover_failed(self, error: BaseException) -> None:
         logger.error("managed ledger %s: rollover failed: %s", self.name, error)
@@ -427,52 +415,17 @@ class ManagedLedgerImpl:
 
     async def read_ledger_range(self, ledger_id: int, first: int, last: int) -> list[Entry]:
         """Entries first..last of one ledger: from the cache while it has them, then disk."""
-        entries: list[Entry] = []
-        entry_id = first
-        while entry_id <= last:
-            position = Position(ledger_id, entry_id)
-            data = self._cache.get(position)
-            if data is None:
-                break
-            entries.append(Entry(position, data))
-            entry_id += 1
-        if entry_id <= last:
-            try:
-                handle = await self._reader(ledger_id)
-                stored = await handle.read_entries(entry_id, last)
-            except BookKeeperError as exc:
-                raise ManagedLedgerStorageError(
-                    f"reading {ledger_id}:{entry_id}..{last} failed: {exc}") from exc
-            entries.extend(Entry(Position(ledger_id, number), data)
-                           for number, data in enumerate(stored, start=entry_id))
-        return entries
-
-    async def _reader(self, ledger_id: int) -> ReadHandle:
-        handle = self._readers.get(ledger_id)
-        if handle is None:
-            handle = await self._bookkeeper.open_ledger(ledger_id, recovery=False)
-            self._readers[ledger_id] = handle
-        return handle
+        return await self._reads.read(ledger_id, first, last)
 
     async def find_newest_matching(self, condition: Callable[[Entry], bool]) -> Position | None:
-        total = self.ledger_list.total_entries
-        if total == 0:
-            return None
+        """The newest entry meeting condition, when it holds for a prefix of the log."""
 
         async def holds(index: int) -> bool:
             entry = await self.read_entry(self.ledger_list.position_at(index))
             return entry is not None and condition(entry)
 
-        if not await holds(0):
-            return None
-        low, high = 0, total - 1
-        while low < high:
-            middle = (low + high + 1) // 2
-            if await holds(middle):
-                low = middle
-            else:
-                high = middle - 1
-        return self.ledger_list.position_at(low)
+        last = await last_index_holding(self.ledger_list.total_entries, holds)
+        return None if last is None else self.ledger_list.position_at(last)
 
     # ---- waiting readers -----------------------------------------------------------------
 
@@ -491,37 +444,19 @@ class ManagedLedgerImpl:
     # ---- cursors -------------------------------------------------------------------------
 
     async def open_cursor(self, name: str, initial_position: InitialPosition) -> ManagedCursorImpl:
-        """Open or create. A creation runs to its end even if the caller is cancelled: else
-        the cursor's node could be stored while the cursor is not known, and no later open
-        could create it again."""
         self._check_open()
-        return await run_to_end(self._open_cursor(name, initial_position))
 
-    async def _open_cursor(self, name: str, initial_position: InitialPosition) -> ManagedCursorImpl:
-        async with self._cursor_lock:
-            cursor = self._cursors.get(name)
-            if cursor is not None:
-                return cursor
+        def mark_delete() -> Position:
             if initial_position is InitialPosition.LATEST:
-                mark_delete = self._last_confirmed
-            else:
-                first = self.first_position()
-                mark_delete = Position(first.ledger_id, first.entry_id - 1)
-            cursor = ManagedCursorImpl(self, name, True, CursorState(mark_delete))
-            try:
-                await cursor.create()
-            except MetadataStoreError as exc:
-                raise ManagedLedgerStorageError(f"creating cursor {name} failed") from exc
-            self._cursors[name] = cursor
-            return cursor
+                return self._last_confirmed
+            first = self.first_position()
+            return Position(first.ledger_id, first.entry_id - 1)
+
+        return await self._cursors.open(name, mark_delete)
 
     def new_non_durable_cursor(self, name: str, start: Position) -> ManagedCursorImpl:
         self._check_open()
-        start = self.resolve_start(start)
-        cursor = ManagedCursorImpl(self, name, False,
-                                   CursorState(Position(start.ledger_id, start.entry_id - 1)))
-        self._non_durable.add(cursor)
-        return cursor
+        return self._cursors.add_non_durable(name, self.resolve_start(start))
 
     def resolve_start(self, position: Position) -> Position:
         """A position to start reading from: EARLIEST = the first entry; LATEST, or anything
@@ -531,23 +466,12 @@ class ManagedLedgerImpl:
         return min(position, self.next_position(self._last_confirmed))
 
     async def delete_cursor(self, name: str) -> None:
-        """Forget and delete a cursor, to the end even if the caller is cancelled."""
-        await run_to_end(self._delete_cursor(name))
-
-    async def _delete_cursor(self, name: str) -> None:
-        cursor = self._cursors.pop(name, None)
-        if cursor is None:
-            return
-        await cursor.discard()
-        try:
-            await self.store.delete(cursor_path(self.name, name))
-        except MetadataNotFoundError:
-            pass
-        self._request_trim()
+        if await self._cursors.delete(name):
+            self._trimming.request()
 
     def cursor_persisted(self) -> None:
         """A durable cursor wrote its state: consumed ledgers may now be deletable."""
-        self._request_trim()
+        self._trimming.request()
 
     # ---- trimming ------------------------------------------------------------------------
 
@@ -556,68 +480,38 @@ class ManagedLedgerImpl:
         changed = policy != self.retention
         self.retention = policy
         if changed:
-            self._request_trim()
+            self._trimming.request()
 
     async def trim(self) -> None:
         """Delete what is consumed and beyond retention now (a periodic check calls this, so
         time-based retention acts without new writes or acks)."""
-        self._request_trim()
-        if self._trim_task is not None:
-            await asyncio.gather(self._trim_task, return_exceptions=True)
-
-    def _request_trim(self) -> None:
-        if self._closing:
-            return
-        if self._trim_task is not None and not self._trim_task.done():
-            self._trim_again = True
-            return
-        self._trim_task = self._loop.create_task(self._trim())
-
-    async def _trim(self) -> None:
-        self._trim_again = True
-        while self._trim_again and not self._closing:
-            self._trim_again = False
-            try:
-                await self._trim_consumed_ledgers()
-            except ManagedLedgerStorageError:
-                logger.exception("managed ledger %s: trimming failed", self.name)
-                return
+        await self._trimming.run_now()
 
     async def _trim_consumed_ledgers(self) -> None:
         doomed = self._ledgers_to_delete()
         if not doomed:
             return
         self.ledger_list.remove(doomed)
-        await self._persist_metadata()
+        try:
+            await self._persist_metadata()
+        except ManagedLedgerStorageError:
+            logger.exception("managed ledger %s: trimming failed", self.name)
+            return
         for ledger_id in sorted(doomed):
-            self._readers.pop(ledger_id, None)
-            self._cache.invalidate_ledger(ledger_id)
+            self._reads.forget(ledger_id)
             await self._delete_ledger_quietly(ledger_id)
         first = self.first_position()
-        for cursor in [*self._cursors.values(), *self._non_durable]:
+        for cursor in self._cursors.all():
             cursor.move_past_trimmed(first)
         logger.info("managed ledger %s: trimmed ledgers %s", self.name, sorted(doomed))
 
     def _ledgers_to_delete(self) -> set[int]:
-        """Oldest first: sealed, consumed by every durable cursor (all of them count as
-        consumed when there is none), and beyond retention; stop at the first one kept."""
-        if self.retention.infinite:
-            return set()
-        if self._cursors:
-            slowest = min(cursor.persisted_mark_delete for cursor in self._cursors.values())
-        else:
+        """Sealed ledgers consumed by every durable cursor (all count as consumed when there is
+        none) and beyond retention."""
+        slowest = self._cursors.slowest_persisted()
+        if slowest is None:
             slowest = self._last_confirmed
-        current = self.ledger_list.current.ledger_id
-        total, size_to_delete, now_ms = self.total_size, 0, _now_ms()
-        doomed: set[int] = set()
-        for info in self.ledger_list:
-            if info.ledger_id == current or Position(info.ledger_id, info.entries - 1) > slowest:
-                break
-            size_to_delete += info.size
-            if not self.retention.may_delete(info.closed_at_ms, now_ms, total, size_to_delete):
-                break
-            doomed.add(info.ledger_id)
-        return doomed
+        return ledgers_beyond_retention(self.ledger_list, self.retention, slowest, _now_ms())
 
     async def _delete_ledger_quietly(self, ledger_id: int) -> None:
         try:
@@ -686,17 +580,11 @@ class ManagedLedgerImpl:
     async def _shut_down(self) -> None:
         if self._rollover_timer is not None:
             self._rollover_timer.cancel()
-        for task in (self._rollover_task, self._trim_task):
-            if task is not None:
-                await asyncio.gather(task, return_exceptions=True)
+        await self._trimming.stop()
+        if self._rollover_task is not None:
+            await asyncio.gather(self._rollover_task, return_exceptions=True)
         self._fail_queued(ManagedLedgerClosedError(f"managed ledger {self.name} is closed"))
-        cursors = [*self._cursors.values(), *self._non_durable]
-        outcomes = await asyncio.gather(*[cursor.close() for cursor in cursors],
-                                        return_exceptions=True)
-        for cursor, outcome in zip(cursors, outcomes):
-            if isinstance(outcome, Exception):
-                logger.error("managed ledger %s: closing cursor %s: %s", self.name, cursor.name,
-                             outcome)
+        await self._cursors.close_all()
         self._wake_waiters(False)
         if self._writer is not None:
             await self._seal(self._writer)

@@ -19,6 +19,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .ledger_list import LedgerList
+from .position import Position
+
 _MB = 1024 * 1024
 
 
@@ -53,3 +56,24 @@ class RetentionPolicy:
     def may_delete(self, closed_at_ms: int, now_ms: int, total_size: int, size_to_delete: int) -> bool:
         return (self.time_expired(closed_at_ms, now_ms)
                 or self.over_size_quota(total_size, size_to_delete))
+
+
+def ledgers_beyond_retention(ledgers: LedgerList, retention: RetentionPolicy, slowest: Position,
+                             now_ms: int) -> set[int]:
+    """The ledgers to delete, oldest first: sealed, wholly at or before slowest (the slowest
+    durable cursor's persisted mark-delete), and beyond retention; stops at the first one kept,
+    so what stays is a suffix of the log. Never the current ledger."""
+    if retention.infinite:
+        return set()
+    current = ledgers.current.ledger_id
+    total = ledgers.total_size
+    size_to_delete = 0
+    doomed: set[int] = set()
+    for info in ledgers:
+        if info.ledger_id == current or Position(info.ledger_id, info.entries - 1) > slowest:
+            break
+        size_to_delete += info.size
+        if not retention.may_delete(info.closed_at_ms, now_ms, total, size_to_delete):
+            break
+        doomed.add(info.ledger_id)
+    return doomed

@@ -12,23 +12,23 @@ from urllib.parse import quote, unquote
 from managed_ledger.errors import MetadataBadVersionError
 from managed_ledger.interfaces import ManagedLedgerFactory
 
-from .advertised_listeners import AdvertisedListeners
-from .auto_topic_creation import AutoTopicCreation, auto_topic_creation
 from .config import BrokerConfig
-from .backlog_quota import BacklogQuotas
-from .compaction import CompactionMonitor
+from .connection.advertised_listeners import AdvertisedListeners
+from .connection.lookup import TopicLookup
+from .connection.publish_buffer import PublishBuffer
 from .errors import MetadataError, NamespaceNotFound, NotAllowed, TopicNotFound
-from .inactive_topics import InactiveTopicMonitor
-from .lookup import TopicLookup
-from .message_expiry import MessageExpiryMonitor
-from .namespace_policies import NamespacePolicies
-from .non_persistent_topic import NonPersistentTopic
-from .publish_buffer import PublishBuffer
-from .retention import RetentionMonitor
-from .schema_compatibility import Strategy
-from .schema_registry import SchemaRegistry
-from .topic import Topic, delete_topic_state
-from .topic_name import TopicName
+from .policies.auto_topic_creation import AutoTopicCreation, auto_topic_creation
+from .policies.backlog_quota import BacklogQuotas
+from .policies.compaction_monitor import CompactionMonitor
+from .policies.inactive_topics import InactiveTopicMonitor
+from .policies.message_expiry import MessageExpiryMonitor
+from .policies.namespace_policies import NamespacePolicies
+from .policies.retention import RetentionMonitor, apply_retention
+from .topics.non_persistent_topic import NonPersistentTopic
+from .topics.schema_compatibility import Strategy
+from .topics.schema_registry import SchemaRegistry
+from .topics.topic import Topic, delete_topic_state
+from .topics.topic_name import TopicName
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +132,7 @@ class BrokerService:
         ledger = await self.storage.open_ledger(str(name))
         try:
             topic = await Topic.load(self, name, ledger)
+            await apply_retention(topic)
         except BaseException:
             await ledger.close()
             raise

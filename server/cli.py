@@ -12,10 +12,10 @@ import uvloop
 
 from managed_ledger.errors import DataDirInUseError
 
-from .admin_cli import add_admin_parser, run_admin
+from .admin.cli import add_admin_parser, run_admin
 from .config import BrokerConfig, read_conf_file
 from .errors import BrokerError
-from .namespace_policies import namespace_policies_command
+from .policies.namespace_policies import namespace_policies_command
 from .standalone import run_standalone
 
 

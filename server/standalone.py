@@ -12,12 +12,12 @@ from managed_ledger.data_dir_lock import DataDirLock
 from managed_ledger.factory import open_factory
 
 from .admin import AdminResources
-from .advertised_listeners import AdvertisedListeners
+from .admin.web import start_web
 from .broker_service import BrokerService
 from .config import BrokerConfig
-from .connection import Connection
+from .connection.advertised_listeners import AdvertisedListeners
+from .connection.connection import Connection
 from .malloc_tuning import return_large_buffers_to_the_system
-from .web import start_web
 
 log = logging.getLogger(__name__)
 

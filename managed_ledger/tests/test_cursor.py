@@ -263,7 +263,7 @@ async def test_reader_behind_a_trim_skips_to_what_is_left(tmp_path: Path) -> Non
         await asyncio.sleep(0)
         durable.mark_delete(p[9])
         await durable.flush()
-        await ledger._trim_task
+        await ledger._trimming.wait()
         trimmed.set()
         assert ledger.first_position() == p[10]
         assert [e.position for e in await reading] == [p[10], p[11]]

@@ -149,7 +149,7 @@ async def test_trimming_deletes_consumed_ledgers_and_reclaims_files(tmp_path: Pa
 
         cursor.mark_delete(positions[59])
         await cursor.flush()
-        await ledger._trim_task
+        await ledger._trimming.wait()
 
         assert [ledger_id for ledger_id, _, _ in ledger.ledgers_info()] == \
             [positions[60].ledger_id, positions[80].ledger_id]

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from ..broker_service import BrokerService
+from server.broker_service import BrokerService
+
 from . import brokers, clusters, namespaces, schemas, subscriptions, tenants, topic_policies, topics
 from .topic_access import TopicAccess
 

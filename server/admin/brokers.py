@@ -6,7 +6,8 @@ from importlib.metadata import PackageNotFoundError, version
 
 from aiohttp import web
 
-from ..broker_service import BrokerService
+from server.broker_service import BrokerService
+
 from .errors import NOT_FOUND, require, rest_handler
 from .topic_access import TopicAccess
 

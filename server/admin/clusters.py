@@ -10,7 +10,8 @@ from typing import Any, Awaitable, Callable
 
 from aiohttp import web
 
-from ..broker_service import BrokerService
+from server.broker_service import BrokerService
+
 from .documents import DocumentCollection, collection_routes, create_doc
 from .errors import BAD_REQUEST, PRECONDITION_FAILED, RestError, require
 

@@ -11,8 +11,8 @@ from aiohttp import web
 
 from managed_ledger.errors import MetadataBadVersionError, MetadataNotFoundError
 from managed_ledger.interfaces import MetadataStore
+from server.topics.topic_name import TopicName
 
-from ..topic_name import TopicName
 from .errors import CONFLICT, NOT_FOUND, PRECONDITION_FAILED, no_content, read_json, require, rest_handler
 
 #: Checks a request body and returns the document to store.

@@ -14,9 +14,8 @@ from typing import Any, Awaitable, Callable
 from aiohttp import web
 
 from managed_ledger.errors import MetadataBadVersionError
-
-from ..errors import (BrokerError, ConsumerBusy, IncompatibleSchema, InvalidTopicName, NotAllowed,
-                      SubscriptionNotFound, TopicNotFound)
+from server.errors import (BrokerError, ConsumerBusy, IncompatibleSchema, InvalidTopicName, NotAllowed,
+                           SubscriptionNotFound, TopicNotFound)
 
 log = logging.getLogger(__name__)
 

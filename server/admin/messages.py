@@ -14,9 +14,10 @@ from protocol import pulsar_api_pb2 as pb
 from protocol.batch import decompress
 from protocol.entry import payload_of, read_metadata
 from protocol.errors import ProtocolError
+from server.topics.topic_base import key_values
 
-from ..topic_base import key_values
 from .errors import PRECONDITION_FAILED, RestError
+
 
 def _format_time(millis: int) -> str:
     """Pulsar's DateFormatter: ISO-8601 with milliseconds and the UTC offset."""

@@ -6,12 +6,13 @@ from typing import Any
 
 from aiohttp import web
 
-from ..broker_service import MODE_ALL, MODE_NON_PERSISTENT, MODE_PERSISTENT, BrokerService
-from ..namespace_policies import NamespacePolicies, policies_path
-from ..topic_name import TopicName
-from .errors import (BAD_REQUEST, CONFLICT, NOT_FOUND, PRECONDITION_FAILED, json_or_no_content,
-                     no_content, query_flag, read_json, require, rest_handler)
+from server.broker_service import MODE_ALL, MODE_NON_PERSISTENT, MODE_PERSISTENT, BrokerService
+from server.policies.namespace_policies import NamespacePolicies, policies_path
+from server.topics.topic_name import TopicName
+
 from .documents import create_doc, read_doc
+from .errors import (BAD_REQUEST, CONFLICT, NOT_FOUND, PRECONDITION_FAILED, json_or_no_content, no_content,
+                     query_flag, read_json, require, rest_handler)
 from .policy_fields import BACKLOG_QUOTA_TYPES, SCALAR_POLICIES, ScalarPolicy, auth_actions, backlog_quota
 from .tenants import Tenants
 

@@ -10,11 +10,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..auto_topic_creation import AUTO_TOPIC_CREATION, override_error
-from ..inactive_topics import DELETE_MODES, DELETE_WHEN_NO_SUBSCRIPTIONS, INACTIVE_TOPIC_POLICIES
-from ..namespace_policies import (ALLOW_AUTO_UPDATE_SCHEMA, AUTO_SUBSCRIPTION_CREATION,
-                                  SCHEMA_COMPATIBILITY_STRATEGY)
-from ..schema_compatibility import Strategy
+from server.policies.auto_topic_creation import AUTO_TOPIC_CREATION, override_error
+from server.policies.inactive_topics import (DELETE_MODES, DELETE_WHEN_NO_SUBSCRIPTIONS,
+                                             INACTIVE_TOPIC_POLICIES)
+from server.policies.namespace_policies import (ALLOW_AUTO_UPDATE_SCHEMA, AUTO_SUBSCRIPTION_CREATION,
+                                                SCHEMA_COMPATIBILITY_STRATEGY)
+from server.topics.schema_compatibility import Strategy
+
 from .errors import BAD_REQUEST, PRECONDITION_FAILED, RestError
 
 SCHEMA_COMPATIBILITY_STRATEGIES = tuple(strategy.value for strategy in Strategy)

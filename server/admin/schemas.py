@@ -13,11 +13,11 @@ from typing import Any
 from aiohttp import web
 
 from protocol import pulsar_api_pb2 as pb
+from server.errors import InvalidTopicName
+from server.topics.schema_registry import SchemaRegistry
+from server.topics.topic_base import key_values
+from server.topics.topic_name import TopicName
 
-from ..errors import InvalidTopicName
-from ..schema_registry import SchemaRegistry
-from ..topic_base import key_values
-from ..topic_name import TopicName
 from .errors import (BAD_REQUEST, NOT_FOUND, PRECONDITION_FAILED, RestError, query_flag, read_json, require,
                      rest_handler)
 from .namespaces import Namespaces

@@ -9,10 +9,10 @@ from typing import Any
 from aiohttp import web
 
 from managed_ledger.position import EARLIEST, LATEST, Entry, Position
+from server.policies.message_expiry import expire_messages
+from server.topics.subscriptions.subscription import Subscription
+from server.topics.topic import Topic
 
-from ..message_expiry import expire_messages
-from ..subscription import Subscription
-from ..topic import Topic
 from .errors import (BAD_REQUEST, CONFLICT, METHOD_NOT_ALLOWED, NOT_FOUND, PRECONDITION_FAILED, no_content,
                      query_flag, read_json, require, rest_handler)
 from .messages import entry_response

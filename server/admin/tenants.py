@@ -9,7 +9,8 @@ from typing import Any
 
 from aiohttp import web
 
-from ..namespace_policies import POLICIES_ROOT
+from server.policies.namespace_policies import POLICIES_ROOT
+
 from .clusters import Clusters
 from .documents import DocumentCollection, collection_routes, create_doc, read_doc
 from .errors import BAD_REQUEST, CONFLICT, PRECONDITION_FAILED, require

@@ -7,12 +7,13 @@ from urllib.parse import unquote_to_bytes
 
 from aiohttp import web
 
-from ..broker_service import BrokerService
-from ..errors import InvalidTopicName
-from ..non_persistent_topic import NonPersistentTopic
-from ..subscription import Subscription
-from ..topic import Topic
-from ..topic_name import TopicName
+from server.broker_service import BrokerService
+from server.errors import InvalidTopicName
+from server.topics.non_persistent_topic import NonPersistentTopic
+from server.topics.subscriptions.subscription import Subscription
+from server.topics.topic import Topic
+from server.topics.topic_name import TopicName
+
 from .errors import METHOD_NOT_ALLOWED, NOT_FOUND, PRECONDITION_FAILED, RestError, require
 from .namespaces import Namespaces
 

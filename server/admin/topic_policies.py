@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from ..schema_registry import SchemaRegistry
-from ..topic_name import TopicName
-from ..topic_policies import TOPIC_SCHEMA_COMPATIBILITY_STRATEGY, TopicPolicies
+from server.policies.topic_policies import TOPIC_SCHEMA_COMPATIBILITY_STRATEGY, TopicPolicies
+from server.topics.schema_registry import SchemaRegistry
+from server.topics.topic_name import TopicName
+
 from .errors import (BAD_REQUEST, NOT_FOUND, json_or_no_content, no_content, query_flag, read_json, require,
                      rest_handler)
 from .policy_fields import schema_strategy

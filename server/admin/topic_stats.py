@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from protocol import pulsar_api_pb2 as pb
-
-from ..topic import Topic
+from server.topics.topic import Topic
 
 SubType = pb.CommandSubscribe.SubType
 AccessMode = pb.ProducerAccessMode

@@ -9,10 +9,10 @@ from typing import Any
 from aiohttp import web
 
 from managed_ledger.position import Position
+from server.broker_service import MODE_NON_PERSISTENT, MODE_PERSISTENT
+from server.topics.compaction import CompactionInProgress
+from server.topics.topic_name import TopicName
 
-from ..broker_service import MODE_NON_PERSISTENT, MODE_PERSISTENT
-from ..compaction import CompactionInProgress
-from ..topic_name import TopicName
 from .errors import (BAD_REQUEST, CONFLICT, METHOD_NOT_ALLOWED, NOT_ACCEPTABLE, NOT_FOUND, RestError,
                      no_content, query_flag, read_json, require, rest_handler)
 from .topic_access import NAMESPACE_TOPICS_PATH, TOPIC_PATH, TopicAccess

@@ -4,7 +4,7 @@ import argparse
 
 import pytest
 
-from server.admin_cli import COMMANDS, AdminCallError, Request, topic_path
+from server.admin.cli import COMMANDS, AdminCallError, Request, topic_path
 
 
 def build(group: str, action: str, **args) -> Request:

@@ -1,7 +1,7 @@
 import pytest
 
-from server.advertised_listeners import AdvertisedListeners, Listener
 from server.config import BrokerConfig
+from server.connection.advertised_listeners import AdvertisedListeners, Listener
 from server.errors import ServiceNotReady
 
 

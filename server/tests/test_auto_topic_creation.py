@@ -1,7 +1,7 @@
 import pytest
 
-from server.auto_topic_creation import AutoTopicCreation, auto_topic_creation, override_error
 from server.config import BrokerConfig
+from server.policies.auto_topic_creation import AutoTopicCreation, auto_topic_creation, override_error
 
 
 def test_auto_topic_creation_override_wins_when_valid():

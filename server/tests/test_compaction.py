@@ -10,7 +10,7 @@ from managed_ledger.tests.conftest import TOPIC, open_storage
 from protocol import pulsar_api_pb2 as pb
 from protocol.batch import compress, unpack
 from protocol.entry import make_entry
-from server.compaction import CompactionInProgress, CompactionStatus, TopicCompaction, compact
+from server.topics.compaction import CompactionInProgress, CompactionStatus, TopicCompaction, compact
 
 
 def plain(key: str | None, value: bytes) -> bytes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from managed_ledger.position import Position
-from server.delayed_delivery import DelayedDeliveryTracker, now_ms
+from server.topics.subscriptions.delayed_delivery import DelayedDeliveryTracker, now_ms
 
 P = [Position(1, i) for i in range(5)]
 

@@ -9,11 +9,11 @@ from managed_ledger.position import Entry, Position
 from protocol import pulsar_api_pb2 as pb
 from protocol.entry import make_entry
 from server.config import BrokerConfig
-from server.consumer import Consumer
-from server.dispatcher_key_shared import KeySharedDispatcher, LookAheadLimits, keyed_entry
-from server.key_shared_selector import AutoSplitSelector, sticky_key_hash
-from server.stats import TopicStats
-from server.write_pressure import WriteGate
+from server.topics.stats import TopicStats
+from server.topics.subscriptions.consumer import Consumer
+from server.topics.subscriptions.dispatcher_key_shared import (KeySharedDispatcher, LookAheadLimits,
+                                                               keyed_entry)
+from server.topics.subscriptions.key_shared_selector import AutoSplitSelector, sticky_key_hash
 
 LOW = next(f"low-{i}" for i in range(1000) if sticky_key_hash(f"low-{i}".encode()) <= 32768)
 HIGH = next(f"high-{i}" for i in range(1000) if sticky_key_hash(f"high-{i}".encode()) > 32768)
@@ -93,7 +93,7 @@ class FakeSubscription:
 class RecordingConnection:
     def __init__(self) -> None:
         self.bodies: list[bytes] = []
-        self.write_gate = WriteGate()
+        self.writable = True
 
     def write_parts(self, header: bytes, body: bytes) -> None:
         self.bodies.append(bytes(body))

@@ -9,9 +9,9 @@ import pytest
 from protocol import pulsar_api_pb2 as pb
 from server.config import BrokerConfig
 from server.errors import ConsumerAssignError
-from server.key_shared_selector import (
-    AutoSplitSelector, ConsistentHashSelector, StickySelector, policy_conflict, selector_for, sticky_key_hash,
-)
+from server.topics.subscriptions.key_shared_selector import (AutoSplitSelector, ConsistentHashSelector,
+                                                             StickySelector, policy_conflict, selector_for,
+                                                             sticky_key_hash)
 
 
 @dataclass(eq=False)

@@ -6,9 +6,8 @@ import asyncio
 from types import SimpleNamespace
 
 from protocol import pulsar_api_pb2 as pb
-from server.non_persistent_topic import NON_PERSISTENT_POSITION, NonPersistentTopic
-from server.topic_name import TopicName
-from server.write_pressure import WriteGate
+from server.topics.non_persistent_topic import NON_PERSISTENT_POSITION, NonPersistentTopic
+from server.topics.topic_name import TopicName
 
 SHARED, EXCLUSIVE = pb.CommandSubscribe.Shared, pb.CommandSubscribe.Exclusive
 
@@ -16,7 +15,7 @@ SHARED, EXCLUSIVE = pb.CommandSubscribe.Shared, pb.CommandSubscribe.Exclusive
 class RecordingConnection:
     def __init__(self) -> None:
         self.frames: list[tuple[bytes, ...]] = []
-        self.write_gate = WriteGate()
+        self.writable = True
 
     def write_parts(self, *parts: bytes) -> None:
         self.frames.append(parts)

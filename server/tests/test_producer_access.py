@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 import pytest
 
 from protocol import pulsar_api_pb2 as pb
-from server.deduplication import DedupStatus, MessageDeduplication, is_last_chunk_or_whole
 from server.errors import ProducerBusy, ProducerFenced
-from server.producer_access import ProducerAccess
+from server.topics.deduplication import DedupStatus, MessageDeduplication, is_last_chunk_or_whole
+from server.topics.producer_access import ProducerAccess
 
 
 @dataclass(eq=False)

@@ -5,7 +5,7 @@ import asyncio
 
 from managed_ledger.position import Position
 from protocol import pulsar_api_pb2 as pb
-from server.producer import Producer
+from server.topics.producer import Producer
 
 
 class RecordingConnection:

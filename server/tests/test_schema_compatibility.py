@@ -9,7 +9,7 @@ import pytest
 
 from protocol import pulsar_api_pb2 as pb
 from server.errors import IncompatibleSchema
-from server.schema_compatibility import Strategy, can_read, check_consumer, check_producer, effective
+from server.topics.schema_compatibility import Strategy, can_read, check_consumer, check_producer, effective
 
 S = Strategy
 

@@ -14,11 +14,11 @@ import pytest
 from bookkeeper.metadata_store import SqliteMetadataStore
 from protocol import pulsar_api_pb2 as pb
 from server.errors import IncompatibleSchema
-from server.namespace_policies import NamespacePolicies, policies_path
-from server.schema_compatibility import Strategy
-from server.schema_registry import SchemaRegistry, schema_version_bytes
-from server.topic_name import TopicName
-from server.topic_policies import TopicPolicies
+from server.policies.namespace_policies import NamespacePolicies, policies_path
+from server.policies.topic_policies import TopicPolicies
+from server.topics.schema_compatibility import Strategy
+from server.topics.schema_registry import SchemaRegistry, schema_version_bytes
+from server.topics.topic_name import TopicName
 
 TOPIC = TopicName.parse("persistent://public/default/schemas")
 

@@ -1,7 +1,7 @@
 import pytest
 
 from server.errors import InvalidTopicName
-from server.topic_name import TopicName
+from server.topics.topic_name import TopicName
 
 
 def test_short_name_is_persistent_public_default():

@@ -1,0 +1,95 @@
+"""A managed ledger's cursors: the durable ones by name (each stored under the managed ledger's
+node), and the non-durable ones (readers), which live while someone holds them."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from typing import TYPE_CHECKING, Callable
+
+from .cursor import ManagedCursorImpl
+from .errors import ManagedLedgerStorageError, MetadataNotFoundError, MetadataStoreError
+from .interfaces import MetadataStore
+from .metadata import CursorState, cursor_path, decode_name
+from .position import Position
+from .uncancellable import run_to_end
+
+if TYPE_CHECKING:
+    from .managed_ledger import ManagedLedgerImpl
+
+logger = logging.getLogger(__name__)
+
+
+class CursorRegistry:
+    def __init__(self, ledger: ManagedLedgerImpl, store: MetadataStore, path: str) -> None:
+        self._ledger = ledger
+        self._store = store
+        self._path = path
+        self.durable: dict[str, ManagedCursorImpl] = {}
+        self._non_durable: weakref.WeakSet[ManagedCursorImpl] = weakref.WeakSet()
+        self._creating = asyncio.Lock()
+
+    def all(self) -> list[ManagedCursorImpl]:
+        return [*self.durable.values(), *self._non_durable]
+
+    def slowest_persisted(self) -> Position | None:
+        """The least persisted mark-delete of the durable cursors; None without any."""
+        return min((c.persisted_mark_delete for c in self.durable.values()), default=None)
+
+    async def load(self) -> None:
+        for component in await self._store.children(self._path):
+            name = decode_name(component)
+            found = await self._store.get(cursor_path(self._ledger.name, name))
+            if found is not None:
+                state = CursorState.decode(found[0])
+                self.durable[name] = ManagedCursorImpl(self._ledger, name, True, state, found[1])
+
+    async def open(self, name: str, mark_delete: Callable[[], Position]) -> ManagedCursorImpl:
+        """The durable cursor of that name, created at mark_delete() if there is none. A
+        creation runs to its end even if the caller is cancelled: else the cursor's node could
+        be stored while the cursor is not known, and no later open could create it again."""
+        return await run_to_end(self._open(name, mark_delete))
+
+    async def _open(self, name: str, mark_delete: Callable[[], Position]) -> ManagedCursorImpl:
+        async with self._creating:
+            cursor = self.durable.get(name)
+            if cursor is not None:
+                return cursor
+            cursor = ManagedCursorImpl(self._ledger, name, True, CursorState(mark_delete()))
+            try:
+                await cursor.create()
+            except MetadataStoreError as exc:
+                raise ManagedLedgerStorageError(f"creating cursor {name} failed") from exc
+            self.durable[name] = cursor
+            return cursor
+
+    def add_non_durable(self, name: str, start: Position) -> ManagedCursorImpl:
+        cursor = ManagedCursorImpl(self._ledger, name, False,
+                                   CursorState(Position(start.ledger_id, start.entry_id - 1)))
+        self._non_durable.add(cursor)
+        return cursor
+
+    async def delete(self, name: str) -> bool:
+        """Forget and delete a durable cursor, to the end even if the caller is cancelled;
+        False when there is none of that name."""
+        return await run_to_end(self._delete(name))
+
+    async def _delete(self, name: str) -> bool:
+        cursor = self.durable.pop(name, None)
+        if cursor is None:
+            return False
+        await cursor.discard()
+        try:
+            await self._store.delete(cursor_path(self._ledger.name, name))
+        except MetadataNotFoundError:
+            pass
+        return True
+
+    async def close_all(self) -> None:
+        cursors = self.all()
+        outcomes = await asyncio.gather(*[cursor.close() for cursor in cursors], return_exceptions=True)
+        for cursor, outcome in zip(cursors, outcomes):
+            if isinstance(outcome, Exception):
+                logger.error("managed ledger %s: closing cursor %s: %s", self._ledger.name,
+                             cursor.name, outcome)

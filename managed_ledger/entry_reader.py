@@ -1,0 +1,74 @@
+"""Reads of one managed ledger's entries: from the shared entry cache while it has them, then
+from the ledgers, through one open read handle per ledger (the writer's own for the current one,
+so tailing reads see every durable entry)."""
+
+from __future__ import annotations
+
+from typing import Awaitable, Callable
+
+from bookkeeper.errors import BookKeeperError
+from bookkeeper.interfaces import LedgerClient, ReadHandle
+
+from .entry_cache import EntryCache
+from .errors import ManagedLedgerStorageError
+from .position import Entry, Position
+
+
+class EntryReader:
+    def __init__(self, bookkeeper: LedgerClient, cache: EntryCache) -> None:
+        self._bookkeeper = bookkeeper
+        self._cache = cache
+        self._handles: dict[int, ReadHandle] = {}
+
+    def use(self, ledger_id: int, handle: ReadHandle) -> None:
+        """Read ledger_id through handle (one already open: a recovered ledger, the writer)."""
+        self._handles[ledger_id] = handle
+
+    def forget(self, ledger_id: int) -> None:
+        """The ledger is deleted: drop its handle and its cached entries."""
+        self._handles.pop(ledger_id, None)
+        self._cache.invalidate_ledger(ledger_id)
+
+    async def read(self, ledger_id: int, first: int, last: int) -> list[Entry]:
+        """Entries first..last of one ledger."""
+        entries: list[Entry] = []
+        entry_id = first
+        while entry_id <= last:
+            position = Position(ledger_id, entry_id)
+            data = self._cache.get(position)
+            if data is None:
+                break
+            entries.append(Entry(position, data))
+            entry_id += 1
+        if entry_id <= last:
+            try:
+                handle = await self._handle(ledger_id)
+                stored = await handle.read_entries(entry_id, last)
+            except BookKeeperError as exc:
+                raise ManagedLedgerStorageError(
+                    f"reading {ledger_id}:{entry_id}..{last} failed: {exc}") from exc
+            entries.extend(Entry(Position(ledger_id, number), data)
+                           for number, data in enumerate(stored, start=entry_id))
+        return entries
+
+    async def _handle(self, ledger_id: int) -> ReadHandle:
+        handle = self._handles.get(ledger_id)
+        if handle is None:
+            handle = await self._bookkeeper.open_ledger(ledger_id, recovery=False)
+            self._handles[ledger_id] = handle
+        return handle
+
+
+async def last_index_holding(count: int, holds: Callable[[int], Awaitable[bool]]) -> int | None:
+    """Binary search over indexes 0..count-1 for the last one where holds() is true, given that
+    it is true for a prefix (publish times, for a seek or an expiry); None when it holds for none."""
+    if count == 0 or not await holds(0):
+        return None
+    low, high = 0, count - 1
+    while low < high:
+        middle = (low + high + 1) // 2
+        if await holds(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low

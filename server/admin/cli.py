@@ -1,0 +1,312 @@
+"""`pulsard admin ...`: pulsar-admin's commands (tenants, namespaces, topics, schemas) over the
+admin REST API of a running broker (--admin-url, default http://127.0.0.1:8080).
+
+Output is readable: lists one item a line, documents as indented JSON, peeked messages as
+their headers and payload. Exit code 0 on success, 1 when the broker refuses (its reason goes
+to stderr) or cannot be reached, 2 on a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from typing import Any, Callable
+from urllib.parse import quote, urlencode
+
+from server.errors import InvalidTopicName
+from server.topics.topic_name import TopicName
+
+from .policy_fields import SCALAR_POLICIES
+
+DEFAULT_ADMIN_URL = "http://127.0.0.1:8080"
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    body: Any = None
+    query: dict[str, str] | None = None
+    raw: bool = False  # answer is a message payload, not JSON
+
+
+class AdminCallError(Exception):
+    pass
+
+
+def topic_path(name: str) -> str:
+    topic = TopicName.parse(name)
+    return f"/admin/v2/{topic.domain}/{topic.tenant}/{topic.namespace_local}/{quote(topic.local_name, safe='')}"
+
+
+def namespace_path(name: str) -> str:
+    tenant, sep, local = name.partition("/")
+    if not sep or not tenant or not local or "/" in local:
+        raise AdminCallError(f"expected tenant/namespace, got {name!r}")
+    return f"/admin/v2/namespaces/{tenant}/{local}"
+
+
+def schema_path(name: str) -> str:
+    topic = TopicName.parse(name)
+    return f"/admin/v2/schemas/{topic.tenant}/{topic.namespace_local}/{quote(topic.local_name, safe='')}/schema"
+
+
+def _message_id(text: str) -> dict[str, int]:
+    if text in ("earliest", "latest"):
+        edge = -1 if text == "earliest" else 2**63 - 1
+        return {"ledgerId": edge, "entryId": edge}
+    ledger, sep, entry = text.partition(":")
+    if not sep or not ledger.lstrip("-").isdigit() or not entry.lstrip("-").isdigit():
+        raise AdminCallError(f"expected earliest, latest or LEDGER:ENTRY, got {text!r}")
+    return {"ledgerId": int(ledger), "entryId": int(entry)}
+
+
+def _json_value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text  # a bare word, e.g. FULL for a strategy
+
+
+def _split(text: str | None) -> list[str]:
+    return [item for item in (text or "").split(",") if item]
+
+
+def _tenant_info(args: argparse.Namespace) -> dict[str, list[str]]:
+    return {"adminRoles": _split(args.admin_roles), "allowedClusters": _split(args.allowed_clusters)}
+
+
+def _kebab(name: str) -> str:
+    return "".join(f"-{c.lower()}" if c.isupper() else c for c in name).replace("t-t-l", "ttl")
+
+
+Build = Callable[[argparse.Namespace], Request]
+#: group -> command -> (help, [(flags, kwargs)], request builder)
+COMMANDS: dict[str, dict[str, tuple[str, list[tuple[tuple[str, ...], dict]], Build]]] = {
+    "tenants": {
+        "list": ("list tenants", [], lambda a: Request("GET", "/admin/v2/tenants")),
+        "get": ("show a tenant", [(("tenant",), {})], lambda a: Request("GET", f"/admin/v2/tenants/{a.tenant}")),
+        "create": ("create a tenant", [(("tenant",), {}), (("-r", "--admin-roles"), {}),
+                                       (("-c", "--allowed-clusters"), {"default": "standalone"})],
+                   lambda a: Request("PUT", f"/admin/v2/tenants/{a.tenant}", _tenant_info(a))),
+        "update": ("update a tenant", [(("tenant",), {}), (("-r", "--admin-roles"), {}),
+                                       (("-c", "--allowed-clusters"), {"default": "standalone"})],
+                   lambda a: Request("POST", f"/admin/v2/tenants/{a.tenant}", _tenant_info(a))),
+        "delete": ("delete a tenant", [(("tenant",), {})],
+                   lambda a: Request("DELETE", f"/admin/v2/tenants/{a.tenant}")),
+    },
+    "namespaces": {
+        "list": ("list a tenant's namespaces", [(("tenant",), {})],
+                 lambda a: Request("GET", f"/admin/v2/namespaces/{a.tenant}")),
+        "create": ("create a namespace", [(("namespace",), {})], lambda a: Request("PUT", namespace_path(a.namespace))),
+        "delete": ("delete a namespace", [(("namespace",), {}), (("-f", "--force"), {"action": "store_true"})],
+                   lambda a: Request("DELETE", namespace_path(a.namespace), query={"force": str(a.force).lower()})),
+        "policies": ("show a namespace's policies", [(("namespace",), {})],
+                     lambda a: Request("GET", namespace_path(a.namespace))),
+        "topics": ("list a namespace's topics", [(("namespace",), {})],
+                   lambda a: Request("GET", namespace_path(a.namespace) + "/topics", query={"mode": "ALL"})),
+        "unload": ("unload every topic of a namespace", [(("namespace",), {})],
+                   lambda a: Request("PUT", namespace_path(a.namespace) + "/unload")),
+        "clear-backlog": ("clear the backlog of every subscription", [(("namespace",), {})],
+                          lambda a: Request("POST", namespace_path(a.namespace) + "/clearBacklog")),
+        "get-backlog-quotas": ("show backlog quotas", [(("namespace",), {})],
+                               lambda a: Request("GET", namespace_path(a.namespace) + "/backlogQuotaMap")),
+        "set-backlog-quota": (
+            "set a backlog quota", [(("namespace",), {}), (("--limit-size",), {"type": int, "default": -1}),
+                                    (("--limit-time",), {"type": int, "default": -1}),
+                                    (("-p", "--policy"), {"required": True}),
+                                    (("-t", "--type"), {"default": "destination_storage"})],
+            lambda a: Request("POST", namespace_path(a.namespace) + "/backlogQuota",
+                              {"limitSize": a.limit_size, "limitTime": a.limit_time, "policy": a.policy},
+                              {"backlogQuotaType": a.type})),
+        "remove-backlog-quota": (
+            "remove a backlog quota", [(("namespace",), {}), (("-t", "--type"), {"default": "destination_storage"})],
+            lambda a: Request("DELETE", namespace_path(a.namespace) + "/backlogQuota", query={"backlogQuotaType": a.type})),
+        "permissions": ("show permissions", [(("namespace",), {})],
+                        lambda a: Request("GET", namespace_path(a.namespace) + "/permissions")),
+        "grant-permission": (
+            "grant a role actions", [(("namespace",), {}), (("--role",), {"required": True}),
+                                     (("--actions",), {"required": True})],
+            lambda a: Request("POST", f"{namespace_path(a.namespace)}/permissions/{a.role}", _split(a.actions))),
+        "revoke-permission": ("revoke a role", [(("namespace",), {}), (("--role",), {"required": True})],
+                              lambda a: Request("DELETE", f"{namespace_path(a.namespace)}/permissions/{a.role}")),
+    },
+    "topics": {
+        "list": ("list a namespace's topics", [(("namespace",), {})],
+                 lambda a: Request("GET", namespace_path(a.namespace).replace("namespaces", "persistent"))),
+        "list-partitioned-topics": (
+            "list partitioned topics", [(("namespace",), {})],
+            lambda a: Request("GET", namespace_path(a.namespace).replace("namespaces", "persistent") + "/partitioned")),
+        "create": ("create a non-partitioned topic", [(("topic",), {})], lambda a: Request("PUT", topic_path(a.topic))),
+        "create-partitioned-topic": (
+            "create a partitioned topic", [(("topic",), {}), (("-p", "--partitions"), {"type": int, "required": True})],
+            lambda a: Request("PUT", topic_path(a.topic) + "/partitions", a.partitions)),
+        "update-partitioned-topic": (
+            "add partitions", [(("topic",), {}), (("-p", "--partitions"), {"type": int, "required": True})],
+            lambda a: Request("POST", topic_path(a.topic) + "/partitions", a.partitions)),
+        "get-partitioned-topic-metadata": ("show the partition count", [(("topic",), {})],
+                                           lambda a: Request("GET", topic_path(a.topic) + "/partitions")),
+        "delete": ("delete a topic", [(("topic",), {}), (("-f", "--force"), {"action": "store_true"})],
+                   lambda a: Request("DELETE", topic_path(a.topic), query={"force": str(a.force).lower()})),
+        "delete-partitioned-topic": (
+            "delete a partitioned topic", [(("topic",), {}), (("-f", "--force"), {"action": "store_true"})],
+            lambda a: Request("DELETE", topic_path(a.topic) + "/partitions", query={"force": str(a.force).lower()})),
+        "stats": ("show stats", [(("topic",), {})], lambda a: Request("GET", topic_path(a.topic) + "/stats")),
+        "partitioned-stats": (
+            "show a partitioned topic's stats", [(("topic",), {}), (("--per-partition",), {"action": "store_true"})],
+            lambda a: Request("GET", topic_path(a.topic) + "/partitioned-stats",
+                              query={"perPartition": str(a.per_partition).lower()})),
+        "stats-internal": ("show ledgers and cursors", [(("topic",), {})],
+                           lambda a: Request("GET", topic_path(a.topic) + "/internalStats")),
+        "last-message-id": ("show the last message id", [(("topic",), {})],
+                            lambda a: Request("GET", topic_path(a.topic) + "/lastMessageId")),
+        "unload": ("unload a topic", [(("topic",), {})], lambda a: Request("PUT", topic_path(a.topic) + "/unload")),
+        "terminate": ("end a topic for good: no more messages, consumers reach its end", [(("topic",), {})],
+                      lambda a: Request("POST", topic_path(a.topic) + "/terminate")),
+        "partitioned-terminate": ("terminate every partition of a partitioned topic", [(("topic",), {})],
+                                  lambda a: Request("POST", topic_path(a.topic) + "/terminate/partitions")),
+        "subscriptions": ("list subscriptions", [(("topic",), {})],
+                          lambda a: Request("GET", topic_path(a.topic) + "/subscriptions")),
+        "create-subscription": (
+            "create a subscription", [(("topic",), {}), (("-s", "--subscription"), {"required": True}),
+                                      (("-m", "--messageId"), {"default": "latest", "dest": "message_id"})],
+            lambda a: Request("PUT", f"{topic_path(a.topic)}/subscription/{quote(a.subscription, safe='')}",
+                              _message_id(a.message_id))),
+        "unsubscribe": (
+            "delete a subscription", [(("topic",), {}), (("-s", "--subscription"), {"required": True}),
+                                      (("-f", "--force"), {"action": "store_true"})],
+            lambda a: Request("DELETE", f"{topic_path(a.topic)}/subscription/{quote(a.subscription, safe='')}",
+                              query={"force": str(a.force).lower()})),
+        "skip": ("skip messages", [(("topic",), {}), (("-s", "--subscription"), {"required": True}),
+                                   (("-n", "--count"), {"type": int, "required": True})],
+                 lambda a: Request("POST", f"{topic_path(a.topic)}/subscription/{quote(a.subscription, safe='')}"
+                                           f"/skip/{a.count}")),
+        "clear-backlog": ("skip every message", [(("topic",), {}), (("-s", "--subscription"), {"required": True})],
+                          lambda a: Request("POST", f"{topic_path(a.topic)}/subscription/"
+                                                    f"{quote(a.subscription, safe='')}/skip_all")),
+        "expire-messages": (
+            "acknowledge messages older than -t seconds",
+            [(("topic",), {}), (("-s", "--subscription"), {"required": True}),
+             (("-t", "--expireTime"), {"type": int, "required": True, "dest": "expire_time"})],
+            lambda a: Request("POST", f"{topic_path(a.topic)}/subscription/{quote(a.subscription, safe='')}"
+                                      f"/expireMessages/{a.expire_time}")),
+        "reset-cursor": (
+            "move a subscription to a publish time (-t, epoch ms) or a message id (-m)",
+            [(("topic",), {}), (("-s", "--subscription"), {"required": True}), (("-t", "--time"), {"type": int}),
+             (("-m", "--messageId"), {"dest": "message_id"})],
+            lambda a: _reset_cursor(a)),
+        "peek-messages": (
+            "show the n-th unacknowledged message", [(("topic",), {}), (("-s", "--subscription"), {"required": True}),
+                                                     (("-n", "--count"), {"type": int, "default": 1})],
+            lambda a: Request("GET", f"{topic_path(a.topic)}/subscription/{quote(a.subscription, safe='')}"
+                                     f"/position/{a.count}", raw=True)),
+        "examine-message": (
+            "show a message by position", [(("topic",), {}), (("-i", "--initialPosition"),
+                                                              {"default": "latest", "dest": "initial"}),
+                                           (("-m", "--messagePosition"), {"type": int, "default": 1, "dest": "pos"})],
+            lambda a: Request("GET", topic_path(a.topic) + "/examinemessage",
+                              query={"initialPosition": a.initial, "messagePosition": str(a.pos)}, raw=True)),
+    },
+    "schemas": {
+        "get": ("show a topic's schema", [(("topic",), {}), (("-v", "--version"), {"type": int})],
+                lambda a: Request("GET", schema_path(a.topic) + ("" if a.version is None else f"/{a.version}"))),
+        "upload": ("upload a schema (a JSON file {type, schema, properties})",
+                   [(("topic",), {}), (("-f", "--filename"), {"required": True})],
+                   lambda a: Request("POST", schema_path(a.topic), _read_json_file(a.filename))),
+        "delete": ("delete a topic's schema (-f: every version)",
+                   [(("topic",), {}), (("-f", "--force"), {"action": "store_true"})],
+                   lambda a: Request("DELETE", schema_path(a.topic), query={"force": str(a.force).lower()})),
+    },
+}
+
+for _policy in SCALAR_POLICIES:
+    _name = _kebab(_policy.path)
+    COMMANDS["namespaces"][f"get-{_name}"] = (
+        f"show {_policy.field}", [(("namespace",), {})],
+        lambda a, p=_policy: Request("GET", f"{namespace_path(a.namespace)}/{p.path}"))
+    COMMANDS["namespaces"][f"set-{_name}"] = (
+        f"set {_policy.field} (a JSON value)", [(("namespace",), {}), (("value",), {})],
+        lambda a, p=_policy: Request(p.set_method, f"{namespace_path(a.namespace)}/{p.path}", _json_value(a.value)))
+    COMMANDS["namespaces"][f"remove-{_name}"] = (
+        f"clear {_policy.field}", [(("namespace",), {})],
+        lambda a, p=_policy: Request("DELETE", f"{namespace_path(a.namespace)}/{p.path}"))
+
+
+def _reset_cursor(a: argparse.Namespace) -> Request:
+    base = f"{topic_path(a.topic)}/subscription/{quote(a.subscription, safe='')}/resetcursor"
+    if (a.time is None) == (a.message_id is None):
+        raise AdminCallError("give exactly one of -t TIME_MS and -m LEDGER:ENTRY")
+    return Request("POST", f"{base}/{a.time}") if a.time is not None else Request("POST", base, _message_id(a.message_id))
+
+
+def _read_json_file(path: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, json.JSONDecodeError) as exc:
+        raise AdminCallError(f"{path}: {exc}") from None
+
+
+def add_admin_parser(commands: argparse._SubParsersAction) -> None:
+    admin = commands.add_parser("admin", help="administer a running broker over its REST API (as pulsar-admin)")
+    admin.add_argument("--admin-url", default=DEFAULT_ADMIN_URL, help=f"the web port's URL (default {DEFAULT_ADMIN_URL})")
+    groups = admin.add_subparsers(dest="group", required=True)
+    for group, table in COMMANDS.items():
+        group_parser = groups.add_parser(group).add_subparsers(dest="action", required=True)
+        for action, (help_text, arguments, build) in table.items():
+            parser = group_parser.add_parser(action, help=help_text)
+            for flags, options in arguments:
+                parser.add_argument(*flags, **options)
+            parser.set_defaults(build=build)
+
+
+def call(admin_url: str, request: Request) -> tuple[int, bytes, dict[str, str]]:
+    url = admin_url.rstrip("/") + request.path + (f"?{urlencode(request.query)}" if request.query else "")
+    data = None if request.body is None else json.dumps(request.body).encode()
+    http_request = urllib.request.Request(url, data=data, method=request.method,
+                                          headers={"Content-Type": "application/json"})
+    try:
+        with _NO_PROXY.open(http_request, timeout=30) as response:
+            return response.status, response.read(), dict(response.headers)
+    except urllib.error.HTTPError as exc:
+        body = exc.read()
+        try:
+            reason = json.loads(body)["reason"]
+        except (ValueError, KeyError, TypeError):
+            reason = body.decode(errors="replace") or exc.reason
+        raise AdminCallError(f"{exc.code}: {reason}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        raise AdminCallError(f"cannot reach {admin_url}: {getattr(exc, 'reason', exc)}") from None
+
+
+def render(request: Request, body: bytes, headers: dict[str, str]) -> str:
+    if request.raw:
+        shown = [f"{k}: {v}" for k, v in headers.items() if k.lower().startswith("x-pulsar")]
+        return "\n".join(shown + ["", body.decode(errors="replace")])
+    if not body:
+        return ""
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return body.decode(errors="replace")
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return "\n".join(value)
+    return json.dumps(value, indent=2)
+
+
+def run_admin(args: argparse.Namespace) -> int:
+    try:
+        request = args.build(args)
+        _, body, headers = call(args.admin_url, request)
+    except (AdminCallError, InvalidTopicName) as exc:
+        print(f"pulsard admin: {exc}", file=sys.stderr)
+        return 1
+    output = render(request, body, headers)
+    if output:
+        print(output)
+    return 0

@@ -1,0 +1,2 @@
+"""Namespace and topic policies and the monitors that apply them to loaded topics (retention,
+TTL, backlog quotas, inactive topics, auto-creation)."""

@@ -1,0 +1,124 @@
+"""Namespace policies: Pulsar's Policies JSON, kept in the metadata store where Pulsar keeps it.
+
+The document lives at /admin/policies/{tenant}/{namespace} with the field names of Pulsar's
+Policies class ("deduplicationEnabled", "retention_policies", ...), so the admin REST API
+and any tool reading the store see the same thing. A field that is absent means "use the
+broker's default". Fields this broker does not know are kept untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from managed_ledger.errors import MetadataNotFoundError
+from managed_ledger.factory import open_metadata_store
+from managed_ledger.interfaces import MetadataStore
+from server.config import BrokerConfig
+from server.errors import NamespaceNotFound, NotAllowed
+from server.topics.topic_name import TopicName
+
+log = logging.getLogger(__name__)
+
+POLICIES_ROOT = "/admin/policies"
+DEDUPLICATION_ENABLED = "deduplicationEnabled"
+AUTO_SUBSCRIPTION_CREATION = "autoSubscriptionCreationOverride"
+SCHEMA_COMPATIBILITY_STRATEGY = "schema_compatibility_strategy"
+ALLOW_AUTO_UPDATE_SCHEMA = "is_allow_auto_update_schema"
+
+
+def policies_path(namespace: str) -> str:
+    tenant, sep, local = namespace.partition("/")
+    if not sep or not TopicName.is_named_entity(tenant) or not TopicName.is_named_entity(local):
+        raise NotAllowed(f"Invalid namespace name {namespace!r}: expected tenant/namespace")
+    return f"{POLICIES_ROOT}/{tenant}/{local}"
+
+
+class NamespacePolicies:
+    """Read and update the Policies document of a namespace."""
+
+    def __init__(self, store: MetadataStore) -> None:
+        self._store = store
+
+    async def get(self, namespace: str) -> dict[str, Any]:
+        return await self.get_if_exists(namespace) or {}
+
+    async def get_if_exists(self, namespace: str) -> dict[str, Any] | None:
+        """None when the namespace does not exist: a namespace is there while its Policies
+        document is (the tenant's document is its parent)."""
+        stored = await self._store.get(policies_path(namespace))
+        return json.loads(stored[0]) if stored is not None else None
+
+    async def update(self, namespace: str, **fields: Any) -> dict[str, Any]:
+        """Set (or, with None, clear) fields of an existing namespace (one is made through the
+        admin API, with its tenant)."""
+        try:
+            return await update_policies(self._store, policies_path(namespace), fields, create=False)
+        except MetadataNotFoundError:
+            raise NamespaceNotFound(f"Namespace {namespace} does not exist") from None
+
+    async def auto_subscription_creation_allowed(self, namespace: str, broker_default: bool) -> bool:
+        """The namespace's autoSubscriptionCreationOverride when it has one, else the broker's."""
+        override = (await self.get(namespace)).get(AUTO_SUBSCRIPTION_CREATION)
+        if isinstance(override, dict) and isinstance(override.get("allowAutoSubscriptionCreation"), bool):
+            return override["allowAutoSubscriptionCreation"]
+        return broker_default
+
+    async def deduplication_enabled(self, namespace: str, broker_default: bool) -> bool:
+        """The namespace's setting when it has one, else the broker's (as Pulsar decides)."""
+        value = (await self.get(namespace)).get(DEDUPLICATION_ENABLED)
+        return broker_default if value is None else bool(value)
+
+
+async def read_policies(store: MetadataStore, path: str) -> dict[str, Any]:
+    """A policies document (namespace or topic level); {} when there is none."""
+    stored = await store.get(path)
+    return json.loads(stored[0]) if stored is not None else {}
+
+
+async def update_policies(store: MetadataStore, path: str, fields: dict[str, Any],
+                          create: bool = True) -> dict[str, Any]:
+    """Set (or, with None, clear) fields of a policies document, made here unless create is
+    False (MetadataNotFoundError then); a concurrent writer makes this fail
+    (MetadataBadVersionError) rather than lose its change."""
+    stored = await store.get(path)
+    if stored is None and not create:
+        raise MetadataNotFoundError(path)
+    policies = json.loads(stored[0]) if stored is not None else {}
+    for name, value in fields.items():
+        if value is None:
+            policies.pop(name, None)
+        else:
+            policies[name] = value
+    await store.put(path, json.dumps(policies, sort_keys=True).encode(), -1 if stored is None else stored[1])
+    return policies
+
+
+async def namespace_policies_command(config: BrokerConfig, action: str, namespace: str, fields: list[str]) -> str:
+    """`pulsard namespace-policies get|set tenant/ns [FIELD=JSON ...]`: the policies as JSON.
+    Works beside a running broker, on a namespace made through the admin API (`pulsard admin
+    namespaces create`); a topic reads its namespace's policies when it loads."""
+    updates = dict(_parse_field(f) for f in fields)
+    if action == "get" and updates:
+        raise ValueError("get takes no FIELD=JSON arguments")
+    store = await open_metadata_store(config.storage)
+    try:
+        policies = NamespacePolicies(store)
+        if action == "set":
+            result = await policies.update(namespace, **updates)
+        elif (result := await policies.get_if_exists(namespace)) is None:
+            raise NamespaceNotFound(f"Namespace {namespace} does not exist")
+    finally:
+        await store.close()
+    return json.dumps(result, indent=2, sort_keys=True)
+
+
+def _parse_field(text: str) -> tuple[str, Any]:
+    name, sep, raw = text.partition("=")
+    if not sep or not name:
+        raise ValueError(f"expected FIELD=JSON, got {text!r}")
+    try:
+        return name, json.loads(raw)
+    except json.JSONDecodeError:
+        raise ValueError(f"{name}: {raw!r} is not a JSON value (strings need quotes)") from None

@@ -1,0 +1,127 @@
+"""A producer attached to a topic: turns SENDs into appends and appends into receipts."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Callable
+
+from managed_ledger.errors import ManagedLedgerTerminatedError
+from protocol import commands
+from protocol import pulsar_api_pb2 as pb
+from protocol.entry import read_metadata
+
+from .deduplication import DedupStatus, is_last_chunk_or_whole
+
+if TYPE_CHECKING:
+    from managed_ledger.position import Position
+
+    from .interfaces import ClientConnection
+    from .topic_base import TopicBase
+
+log = logging.getLogger(__name__)
+
+#: The message id Pulsar receipts a duplicate with: it was not stored again.
+DUPLICATE_ID = (-1, -1)
+
+
+@dataclass(eq=False)
+class Producer:
+    producer_id: int
+    name: str
+    topic: "TopicBase"
+    connection: "ClientConnection"
+    user_provided_name: bool
+    access_mode: int = pb.Shared
+    schema_version: bytes | None = None
+    #: The epoch an exclusive producer presents when it reconnects (None for a new one).
+    requested_epoch: int | None = None
+    #: The key/values the client attached to PRODUCER (shown in the publisher's stats).
+    metadata: dict[str, str] = field(default_factory=dict)
+    #: The topic epoch announced in PRODUCER_SUCCESS.
+    topic_epoch: int | None = field(default=None, init=False)
+    pending: int = field(default=0, init=False)
+    _last_append: "asyncio.Future[Position] | None" = field(default=None, init=False)
+    #: After a failed append, later SENDs fail too (the client reconnects and resends them
+    #: all in order), so nothing is stored ahead of the message that failed.
+    _persistence_failed: bool = field(default=False, init=False)
+
+    def publish(self, sequence_id: int, highest_sequence_id: int, entry: bytes, num_messages: int,
+                is_chunk: bool = False) -> None:
+        """Append the entry; the receipt is written once it is durable, in arrival order."""
+        deduplication = self.topic.deduplication
+        tracked = deduplication is not None and (not is_chunk or is_last_chunk_or_whole(read_metadata(entry)))
+        if tracked:
+            status = deduplication.check(self.name, sequence_id, highest_sequence_id)
+            if status is not DedupStatus.NEW:
+                self.after_receipts(partial(self._answer_duplicate, status, sequence_id, highest_sequence_id,
+                                            len(entry)))
+                return
+        if self._persistence_failed:
+            self.connection.publish_completed(len(entry))
+            self.connection.write(commands.send_error(
+                self.producer_id, sequence_id, pb.PersistenceError,
+                "An earlier message failed to persist; reconnect to resend in order"))
+            return
+        self.pending += 1
+        append = self.topic.publish(entry, num_messages)
+        self._last_append = append
+        append.add_done_callback(partial(self._persisted, sequence_id, highest_sequence_id, tracked, len(entry)))
+
+    def _persisted(self, sequence_id: int, highest_sequence_id: int, tracked: bool, size: int,
+                   append: "asyncio.Future[Position]") -> None:
+        self.pending -= 1
+        self.connection.publish_completed(size)
+        if not append.cancelled() and isinstance(append.exception(), ManagedLedgerTerminatedError):
+            if tracked:
+                self.topic.deduplication.forget_pushed(self.name)
+            self.connection.write(commands.send_error(
+                self.producer_id, sequence_id, pb.TopicTerminatedError, "Topic was already terminated"))
+            return
+        if append.cancelled() or append.exception() is not None:
+            error = "cancelled" if append.cancelled() else repr(append.exception())
+            log.warning("append to %s failed: %s", self.topic.name, error)
+            self._persistence_failed = True
+            if tracked:
+                self.topic.deduplication.forget_pushed(self.name)
+            self.connection.write(
+                commands.send_error(self.producer_id, sequence_id, pb.PersistenceError, f"Failed to persist: {error}")
+            )
+            return
+        position = append.result()
+        if tracked:
+            self.topic.deduplication.record_persisted(self.name, max(sequence_id, highest_sequence_id), position)
+        self.connection.write(
+            commands.send_receipt(
+                self.producer_id, sequence_id, position.ledger_id, position.entry_id, highest_sequence_id
+            )
+        )
+
+    def after_receipts(self, answer: Callable[[], None]) -> None:
+        """Run answer after the receipts of earlier SENDs (receipts keep arrival order, and a
+        broker-initiated close follows what was sent before it)."""
+        last = self._last_append
+        if last is not None and not last.done():
+            last.add_done_callback(lambda _: answer())
+        else:
+            answer()
+
+    def _answer_duplicate(self, status: DedupStatus, sequence_id: int, highest_sequence_id: int,
+                          size: int) -> None:
+        self.connection.publish_completed(size)
+        if status is DedupStatus.DUPLICATE:
+            ledger_id, entry_id = DUPLICATE_ID
+            self.connection.write(
+                commands.send_receipt(self.producer_id, sequence_id, ledger_id, entry_id, highest_sequence_id)
+            )
+        else:
+            self.connection.write(commands.send_error(
+                self.producer_id, sequence_id, pb.PersistenceError,
+                f"Cannot determine whether the message with sequence id {sequence_id} is a duplicate at this time",
+            ))
+
+    def close_by_broker(self) -> None:
+        """Tell the client to look the topic up again and re-create this producer."""
+        self.connection.close_producer_by_broker(self)

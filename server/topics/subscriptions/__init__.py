@@ -1,0 +1,2 @@
+"""Subscriptions, their consumers, and one dispatcher per subscription type (with Key_Shared's
+selectors and delayed delivery)."""

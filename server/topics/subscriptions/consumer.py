@@ -1,0 +1,138 @@
+"""A consumer attached to a subscription: its permits and the entries it has not acknowledged.
+
+On Shared and Key_Shared a consumer with max_unacked set stops receiving once that many
+messages are unacknowledged, and resumes when acks bring it down to half (Pulsar's
+blockedConsumerOnUnackedMsgs).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterable
+
+from protocol import commands
+from protocol import pulsar_api_pb2 as pb
+from protocol.codec import encode_payload_frame
+
+if TYPE_CHECKING:
+    from managed_ledger.position import Entry, Position
+
+    from ..interfaces import ClientConnection
+    from .subscription import Subscription
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(eq=False)
+class Consumer:
+    consumer_id: int
+    name: str
+    subscription: "Subscription"
+    connection: "ClientConnection"
+    sub_type: int
+    priority_level: int = 0
+    partition_index: int = -1
+    #: Key_Shared only: the consumer's mode, sticky ranges and out-of-order permission.
+    key_shared_meta: pb.KeySharedMeta | None = None
+    #: The key/values the client attached at SUBSCRIBE (shown in the consumer's stats).
+    metadata: dict[str, str] = field(default_factory=dict)
+    #: Messages the client can take now (FLOW adds, MESSAGE spends one per message in an entry).
+    permits: int = field(default=0, init=False)
+    #: Entries sent and not yet acknowledged -> messages in each.
+    pending_acks: dict["Position", int] = field(default_factory=dict, init=False)
+    #: Messages in pending_acks.
+    unacked_messages: int = field(default=0, init=False)
+    #: maxUnackedMessagesPerConsumer where it applies (Shared, Key_Shared); 0 = unlimited.
+    max_unacked: int = field(default=0, init=False)
+    blocked_on_unacked: bool = field(default=False, init=False)
+    #: ACTIVE_CONSUMER_CHANGE waits for SUBSCRIBE's SUCCESS: the Go client drops it for a consumer
+    #: it does not know yet, and would never learn it is active.
+    subscribed: bool = field(default=False, init=False)
+    _held_active: bool | None = field(default=None, init=False)
+    told_end_of_topic: bool = field(default=False, init=False)
+
+    @property
+    def can_take_messages(self) -> bool:
+        """Permits, not blocked on unacked messages, and a connection that is not backed up."""
+        return self.permits > 0 and not self.blocked_on_unacked and self.connection.writable
+
+    def send(self, entry: "Entry", num_messages: int, redelivery_count: int, ack_set: list[int] | None) -> None:
+        """Write one stored entry as MESSAGE, bytes unchanged, and count it as unacknowledged."""
+        position = entry.position
+        self.pending_acks[position] = num_messages
+        self.permits -= num_messages
+        self.unacked_messages += num_messages
+        if self.max_unacked and self.unacked_messages >= self.max_unacked:
+            self.blocked_on_unacked = True
+        header, body = encode_payload_frame(
+            commands.message(
+                self.consumer_id,
+                position.ledger_id,
+                position.entry_id,
+                partition=self.partition_index,
+                redelivery_count=redelivery_count,
+                ack_set=ack_set,
+            ),
+            entry.data,
+        )
+        self.connection.write_parts(header, body)
+
+    def acknowledged(self, positions: Iterable["Position"]) -> int:
+        """Forget acknowledged entries; returns the messages they held."""
+        return self._forget(positions)
+
+    def acknowledged_up_to(self, position: "Position") -> int:
+        return self._forget([p for p in self.pending_acks if p <= position])
+
+    def acknowledged_in_part(self, position: "Position", unacked_in_entry: int) -> int:
+        """Part of a batch was acknowledged: only unacked_in_entry of its messages remain."""
+        held = self.pending_acks.get(position)
+        if held is None or unacked_in_entry >= held:
+            return 0
+        self.pending_acks[position] = unacked_in_entry
+        return self._uncount(held - unacked_in_entry)
+
+    def take_pending(self, positions: Iterable["Position"] | None = None) -> list["Position"]:
+        """Forget pending entries (all, or those named) and return them for redelivery."""
+        candidates = list(self.pending_acks) if positions is None else positions
+        taken = sorted(p for p in candidates if p in self.pending_acks)
+        self._forget(taken)
+        return taken
+
+    def _forget(self, positions: Iterable["Position"]) -> int:
+        removed = 0
+        for position in positions:
+            removed += self.pending_acks.pop(position, 0)
+        return self._uncount(removed)
+
+    def _uncount(self, messages: int) -> int:
+        self.unacked_messages -= messages
+        if self.blocked_on_unacked and self.unacked_messages <= self.max_unacked // 2:
+            self.blocked_on_unacked = False
+        return messages
+
+    def reached_end_of_topic(self) -> None:
+        """Tell the client, once, that the terminated topic has nothing more for it. Only to
+        clients that handle REACHED_END_OF_TOPIC: the C++ (Python) and Go clients close the
+        connection on a command they do not know."""
+        if not self.told_end_of_topic and self.connection.handles_end_of_topic:
+            self.told_end_of_topic = True
+            self.connection.write(commands.reached_end_of_topic(self.consumer_id))
+
+    def set_active(self, is_active: bool) -> None:
+        if not self.subscribed:
+            self._held_active = is_active
+            return
+        self.connection.write(commands.active_consumer_change(self.consumer_id, is_active))
+
+    def confirm_subscribed(self) -> None:
+        """SUCCESS has been written: send the active state decided meanwhile, if any."""
+        self.subscribed = True
+        if self._held_active is not None:
+            self.set_active(self._held_active)
+            self._held_active = None
+
+    def close_by_broker(self) -> None:
+        """Tell the client to re-subscribe (after a seek, an unload or a shutdown)."""
+        self.connection.close_consumer_by_broker(self)

@@ -1,0 +1,260 @@
+"""A subscription: a cursor on the topic's ledger, a dispatcher for its type, and its consumers."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from managed_ledger.compacted_view import CompactedCursor
+from managed_ledger.interfaces import ManagedCursor, ManagedLedger
+from managed_ledger.position import Position
+from protocol import pulsar_api_pb2 as pb
+from server.errors import ConsumerBusy, NotAllowed, ServiceNotReady
+from server.topics.message_id import position_of
+from server.topics.stats import TopicStats
+
+from .dispatcher import Dispatcher, unacked_in
+from .dispatcher_key_shared import KeySharedDispatcher, LookAheadLimits
+from .dispatcher_shared import SharedDispatcher
+from .dispatcher_single_active import SingleActiveConsumerDispatcher
+from .key_shared_selector import selector_for
+
+if TYPE_CHECKING:
+    from server.topics.topic import Topic
+
+    from .consumer import Consumer
+
+log = logging.getLogger(__name__)
+
+SubType = pb.CommandSubscribe.SubType
+SHARED_TYPES = (pb.CommandSubscribe.Shared, pb.CommandSubscribe.Key_Shared)
+SUPPORTED_TYPES = (
+    pb.CommandSubscribe.Exclusive, pb.CommandSubscribe.Failover, pb.CommandSubscribe.Shared,
+    pb.CommandSubscribe.Key_Shared,
+)
+
+
+class Subscription:
+    def __init__(self, topic: "Topic", name: str, cursor: ManagedCursor) -> None:
+        self.topic = topic
+        self.name = name
+        self.cursor = cursor
+        self.sub_type: int | None = None
+        self.dispatcher: Dispatcher | None = None
+        #: position -> times redelivered on request (in memory, as Pulsar's redelivery tracker).
+        self.redelivery_counts: dict[Position, int] = {}
+        self.reads_compacted = False
+        self.stats = TopicStats()   # its outbound counters only
+        #: True while a seek resets the cursor: consumers re-subscribe only once it is done.
+        self._fenced = False
+
+    @property
+    def durable(self) -> bool:
+        return self.cursor.durable
+
+    @property
+    def consumers(self) -> list["Consumer"]:
+        return list(self.dispatcher.consumers) if self.dispatcher else []
+
+    def add_consumer(self, consumer: "Consumer") -> None:
+        if consumer.sub_type not in SUPPORTED_TYPES:
+            raise NotAllowed(f"Subscription type {SubType.Name(consumer.sub_type)} is not supported yet")
+        if self._fenced:
+            raise ServiceNotReady(f"Subscription {self.name} is fenced while a seek resets it")
+        replaced = None
+        if self.dispatcher is not None and self.dispatcher.consumers:
+            self._check_compatible(consumer)
+        elif self.dispatcher is None or not self._dispatcher_fits(consumer):
+            replaced = self.dispatcher
+            if replaced is not None:
+                replaced.close()
+            self.sub_type = consumer.sub_type
+            self.dispatcher = self._new_dispatcher(consumer)
+        self.dispatcher.add_consumer(consumer)
+        if replaced is not None:
+            # what the old dispatcher held for replay is gone: read again from mark-delete (as Pulsar
+            # rewinds when a multi-consumer dispatcher gets its first consumer)
+            self.dispatcher.rewind()
+        self.notify_if_end_reached()
+
+    def _check_compatible(self, consumer: "Consumer") -> None:
+        """A consumer joining connected ones must match their type (and Key_Shared policy)."""
+        if consumer.sub_type != self.sub_type:
+            raise ConsumerBusy(
+                f"Subscription is of different type. Active subscription type of '{SubType.Name(self.sub_type)}' "
+                f"is different than the connecting consumer's type '{SubType.Name(consumer.sub_type)}'."
+            )
+        if isinstance(self.dispatcher, KeySharedDispatcher):
+            reason = self.dispatcher.incompatibility(consumer.key_shared_meta)
+            if reason is not None:
+                raise ConsumerBusy(reason)
+
+    def _dispatcher_fits(self, consumer: "Consumer") -> bool:
+        """Whether the idle dispatcher can serve this consumer, or a new one must be made."""
+        if consumer.sub_type != self.sub_type:
+            return False
+        return not isinstance(self.dispatcher, KeySharedDispatcher) or \
+            self.dispatcher.incompatibility(consumer.key_shared_meta) is None
+
+    def _new_dispatcher(self, consumer: "Consumer") -> Dispatcher:
+        config = self.topic.broker.config
+        max_read = config.dispatcher_max_read_batch_size
+        if consumer.sub_type == pb.CommandSubscribe.Key_Shared:
+            meta = consumer.key_shared_meta
+            selector = selector_for(meta, config)
+            look_ahead = LookAheadLimits(config.key_shared_look_ahead_msg_in_replay_threshold_per_consumer,
+                                         config.key_shared_look_ahead_msg_in_replay_threshold_per_subscription)
+            return KeySharedDispatcher(self, max_read, meta, selector, look_ahead)
+        if consumer.sub_type == pb.CommandSubscribe.Shared:
+            return SharedDispatcher(self, max_read)
+        return SingleActiveConsumerDispatcher(self, max_read, consumer.sub_type, self.topic.name.partition_index,
+                                              config.active_consumer_failover_delay_time_millis / 1000)
+
+    def read_compacted(self, ledger: ManagedLedger, sub_type: int) -> None:
+        """A consumer asked for the compacted view: read it while within its horizon.
+        Only for Exclusive and Failover subscriptions (and readers), as in Pulsar."""
+        if sub_type in SHARED_TYPES:
+            raise NotAllowed("Read compacted is only allowed on Exclusive or Failover subscriptions")
+        if not self.reads_compacted:
+            self.reads_compacted = True
+            self.cursor = CompactedCursor(self.cursor, ledger)
+            if self.dispatcher is not None:
+                self.dispatcher.cursor = self.cursor
+
+    def remove_consumer(self, consumer: "Consumer", resetting: bool = False) -> None:
+        """A consumer left. A non-durable subscription ends with its last consumer, except
+        during a seek, when its reader comes back to the reset cursor."""
+        if self.dispatcher is not None:
+            self.dispatcher.remove_consumer(consumer)
+        if not self.durable and not self.consumers and not resetting:
+            self.close()
+            self.topic.forget_subscription(self)
+
+    def flow(self, consumer: "Consumer", permits: int) -> None:
+        if self.dispatcher is not None:
+            self.dispatcher.flow(consumer, permits)
+
+    # -- acknowledgements -----------------------------------------------------------------
+
+    def acknowledge(self, consumer: "Consumer", ack: pb.CommandAck) -> None:
+        if ack.HasField("txnid_most_bits") or ack.HasField("txnid_least_bits"):
+            raise NotAllowed("Transactions are not enabled on this broker")
+        if ack.ack_type == pb.CommandAck.Cumulative:
+            self._acknowledge_cumulative(consumer, ack)
+        else:
+            self._acknowledge_individual(consumer, ack)
+        self.notify_if_end_reached()
+
+    def _acknowledge_individual(self, consumer: "Consumer", ack: pb.CommandAck) -> None:
+        whole: list[Position] = []
+        for message_id in ack.message_id:
+            position = position_of(message_id)
+            if not self._acknowledge_in_part(consumer, position, message_id):
+                whole.append(position)
+        self.cursor.delete(whole)
+        if self.dispatcher is not None:
+            self.dispatcher.acknowledged(consumer, whole)
+        for position in whole:
+            self.redelivery_counts.pop(position, None)
+
+    def _acknowledge_cumulative(self, consumer: "Consumer", ack: pb.CommandAck) -> None:
+        if self.sub_type in SHARED_TYPES:
+            raise NotAllowed("Cumulative acknowledgement is not allowed on Shared and Key_Shared subscriptions")
+        if len(ack.message_id) != 1:
+            raise NotAllowed("A cumulative acknowledgement carries exactly one message id")
+        message_id = ack.message_id[0]
+        position = position_of(message_id)
+        if self._acknowledge_in_part(consumer, position, message_id):
+            position = Position(position.ledger_id, position.entry_id - 1)
+        if position > self.cursor.mark_delete_position:
+            self.cursor.mark_delete(position)
+        if self.dispatcher is not None:
+            self.dispatcher.acknowledged_up_to(consumer, position)
+        for acked in [p for p in self.redelivery_counts if p <= position]:
+            del self.redelivery_counts[acked]
+
+    def expire_up_to(self, position: Position) -> bool:
+        """Message TTL: acknowledge everything up to position on behalf of the consumers
+        (what they hold of it is forgotten). False when it was acknowledged already."""
+        if position <= self.cursor.mark_delete_position:
+            return False
+        self.cursor.mark_delete(position)
+        for consumer in self.consumers:
+            self.dispatcher.acknowledged_up_to(consumer, position)
+        for acked in [p for p in self.redelivery_counts if p <= position]:
+            del self.redelivery_counts[acked]
+        self.notify_if_end_reached()
+        return True
+
+    def _acknowledge_in_part(self, consumer: "Consumer", position: Position, message_id: pb.MessageIdData) -> bool:
+        """True when message_id acknowledges only part of a batch (bits SET in ack_set = still
+        unacknowledged), so the entry stays unacknowledged. With acknowledgmentAtBatchIndexLevelEnabled
+        the part is recorded; without it the ack set is ignored and the whole batch is delivered
+        again later (as Pulsar), never taken as acknowledged. The cursor merges the part with
+        earlier ones: a client that got a redelivered batch reports the indexes it skipped as
+        unacknowledged, and only every ack agreeing keeps a message unacknowledged."""
+        if not any(message_id.ack_set):
+            return False
+        if not self.topic.broker.config.batch_index_ack_enabled:
+            return True
+        words = self.cursor.ack_batch_indexes(position, list(message_id.ack_set))
+        if words is None:
+            return False
+        if self.dispatcher is not None:
+            self.dispatcher.acknowledged_in_part(consumer, position, unacked_in(words))
+        return True
+
+    def ack_set_for_dispatch(self, position: Position) -> list[int] | None:
+        if not self.topic.broker.config.batch_index_ack_enabled:
+            return None
+        return self.cursor.batch_ack_set(position)
+
+    # -- redelivery and seek ----------------------------------------------------------------
+
+    def count_redelivery(self, position: Position) -> None:
+        self.redelivery_counts[position] = self.redelivery_counts.get(position, 0) + 1
+
+    def redeliver(self, consumer: "Consumer", positions: list[Position] | None) -> None:
+        if self.dispatcher is not None:
+            self.dispatcher.redeliver(consumer, positions)
+
+    async def reset(self, position: Position) -> None:
+        """Seek: disconnect every consumer (they re-subscribe), move the cursor, read from there.
+        Fenced meanwhile, as Pulsar's subscription is: a consumer that came back before the seek
+        is answered would get messages its client drops while the seek is in progress."""
+        self._fenced = True
+        try:
+            for consumer in self.consumers:
+                consumer.close_by_broker()
+                self.remove_consumer(consumer, resetting=True)
+            self.redelivery_counts.clear()
+            await self.cursor.reset(position)
+            if self.dispatcher is not None:
+                self.dispatcher.rewind()
+        finally:
+            self._fenced = False
+
+    def dispatched(self, messages: int, size: int) -> None:
+        self.stats.dispatched(messages, size)
+        self.topic.stats.dispatched(messages, size)
+
+    def clear_backlog(self) -> None:
+        """Acknowledge everything published so far (admin skip_all / clear-backlog)."""
+        last = self.topic.ledger.last_confirmed_entry
+        if last.entry_id >= 0 and last > self.cursor.mark_delete_position:
+            self.cursor.mark_delete(last)
+        self.notify_if_end_reached()
+
+    def notify_if_end_reached(self) -> None:
+        """On a terminated topic, consumers that acknowledged everything learn that nothing
+        more will come (Pulsar's REACHED_END_OF_TOPIC)."""
+        if self.topic.terminated and self.consumers and self.cursor.backlog() == 0:
+            for consumer in self.consumers:
+                consumer.reached_end_of_topic()
+
+    def backlog(self) -> int:
+        return self.cursor.backlog()
+
+    def close(self) -> None:
+        if self.dispatcher is not None:
+            self.dispatcher.close()

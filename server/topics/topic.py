@@ -1,0 +1,262 @@
+"""A persistent topic: its managed ledger, producers and subscriptions."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Callable
+from urllib.parse import quote
+
+from managed_ledger.interfaces import ManagedLedger, MetadataStore
+from managed_ledger.position import EARLIEST, LATEST, Entry, InitialPosition, Position
+from protocol import pulsar_api_pb2 as pb
+from protocol.entry import read_metadata
+from server.errors import ConsumerBusy, NotAllowed, SubscriptionNotFound, TopicTerminated
+
+from .compaction import COMPACTION_CURSOR, TopicCompaction
+from .deduplication import DEDUPLICATION_CURSOR, MessageDeduplication
+from .message_id import position_of
+from .producer import Producer
+from .producer_access import ProducerAccess
+from .stats import TopicStats
+from .subscriptions.consumer import Consumer
+from .subscriptions.subscription import Subscription
+from .topic_base import TopicBase
+from .topic_name import TopicName
+
+if TYPE_CHECKING:
+    from .interfaces import ClientConnection, TopicBroker
+
+log = logging.getLogger(__name__)
+
+#: Per-topic state outside the ledger: the topic epoch and the deduplication snapshot.
+TOPIC_STATE = "/topic-state"
+
+
+#: Cursors the broker keeps for itself, not subscriptions.
+INTERNAL_CURSORS = (DEDUPLICATION_CURSOR, COMPACTION_CURSOR)
+
+
+class Topic(TopicBase):
+    def __init__(
+        self, broker: "TopicBroker", name: TopicName, ledger: ManagedLedger, epoch: int | None = None,
+        deduplication: MessageDeduplication | None = None,
+    ) -> None:
+        self.broker = broker
+        self.name = name
+        self.ledger = ledger
+        self.access = ProducerAccess(str(name), epoch, self._store_epoch)
+        self.deduplication = deduplication
+        self.subscriptions: dict[str, Subscription] = {
+            sub_name: Subscription(self, sub_name, cursor)
+            for sub_name, cursor in ledger.cursors.items() if sub_name not in INTERNAL_CURSORS
+        }
+        self.compaction = TopicCompaction(ledger, broker.config.topic_compaction_retain_null_key)
+        self.stats = TopicStats()
+        self._subscribing = asyncio.Lock()
+
+    @classmethod
+    async def load(cls, broker: "TopicBroker", name: TopicName, ledger: ManagedLedger) -> "Topic":
+        """Recover the topic epoch and, when enabled for its namespace, deduplication state."""
+        store = broker.metadata
+        stored_epoch = await store.get(_state_path(name, "epoch"))
+        epoch = int(stored_epoch[0]) if stored_epoch is not None else None
+        snapshot_path = _state_path(name, "deduplication")
+        config = broker.config
+        deduplication = None
+        if await broker.policies.deduplication_enabled(name.namespace, config.broker_deduplication_enabled):
+            deduplication = MessageDeduplication(
+                ledger, store, snapshot_path, config.broker_deduplication_entries_interval,
+                config.broker_deduplication_max_number_of_producers,
+            )
+            await deduplication.recover()
+        else:
+            await MessageDeduplication.remove(ledger, store, snapshot_path)
+        return cls(broker, name, ledger, epoch, deduplication)
+
+    async def add_producer(self, connection: "ClientConnection", request: pb.CommandProducer,
+                           schema_version: bytes | None, on_queued: Callable[[Producer], None]) -> Producer:
+        """A terminated topic, or one over a hold or exception backlog quota, takes no new producers."""
+        if self.terminated:
+            raise TopicTerminated("Topic was already terminated")
+        await self.broker.backlog_quotas.check_producer_allowed(self)
+        return await super().add_producer(connection, request, schema_version, on_queued)
+
+    async def _store_epoch(self, epoch: int) -> None:
+        await self.broker.metadata.put(_state_path(self.name, "epoch"), str(epoch).encode())
+
+    def publish(self, entry: bytes, num_messages: int) -> "asyncio.Future[Position]":
+        """Append one entry; the future resolves once it is durable. Arrival order is kept.
+        On a terminated topic the future fails with ManagedLedgerTerminatedError."""
+        if not self.ledger.terminated:
+            self.stats.published(num_messages, len(entry))
+        return self.ledger.append(entry)
+
+    def holds_data(self) -> bool:
+        return self.ledger.total_size > 0
+
+    # -- termination ------------------------------------------------------------------------
+
+    @property
+    def terminated(self) -> bool:
+        return self.ledger.terminated
+
+    async def terminate(self) -> Position:
+        """End the topic for good at its last message (as Pulsar's terminate): its producers
+        are closed (they fail when they come back), those waiting for exclusive access fail,
+        and subscriptions that have consumed everything are told so. Idempotent.
+
+        The producers take no SENDs from the start: one arriving after the end would get
+        TopicTerminatedError, which the Go client answers by forgetting the producer without
+        failing the message (it then times out); dropped, it is failed as terminated when the
+        client comes back."""
+        for producer in self.producers:
+            producer.connection.detach_producer(producer)
+        end = await self.ledger.terminate()
+        self.access.evict_all(TopicTerminated("Topic was already terminated"))
+        for subscription in self.subscriptions.values():
+            subscription.notify_if_end_reached()
+        return end
+
+    # -- consuming --------------------------------------------------------------------------
+
+    async def subscribe(self, connection: "ClientConnection", command: pb.CommandSubscribe) -> Consumer:
+        async with self._subscribing:
+            subscription = self.subscriptions.get(command.subscription)
+            if subscription is None:
+                subscription = await self._create_subscription(command)
+            if command.read_compacted:
+                subscription.read_compacted(self.ledger, command.subType)
+        consumer = self.new_consumer(connection, command, subscription)
+        subscription.add_consumer(consumer)
+        return consumer
+
+    async def _create_subscription(self, command: pb.CommandSubscribe) -> Subscription:
+        if command.durable:
+            if not await self._auto_subscription_creation_allowed():
+                raise SubscriptionNotFound("Subscription does not exist")
+            initial = (
+                InitialPosition.EARLIEST
+                if command.initialPosition == pb.CommandSubscribe.Earliest
+                else InitialPosition.LATEST
+            )
+            cursor = await self.ledger.open_cursor(command.subscription, initial)
+        else:
+            cursor = self.ledger.new_non_durable_cursor(command.subscription, self._reader_start(command))
+        subscription = Subscription(self, command.subscription, cursor)
+        self.subscriptions[command.subscription] = subscription
+        return subscription
+
+    async def _auto_subscription_creation_allowed(self) -> bool:
+        return await self.broker.policies.auto_subscription_creation_allowed(
+            self.name.namespace, self.broker.config.allow_auto_subscription_creation)
+
+    async def create_initial_subscription(self, name: str) -> None:
+        """A producer's initial_subscription_name (a dead-letter producer's, say): a durable
+        subscription from the earliest message, made before the producer is confirmed so
+        nothing it publishes is missed, as Pulsar does (when subscriptions may be auto-created)."""
+        if name not in self.subscriptions and not await self._auto_subscription_creation_allowed():
+            raise NotAllowed("Could not create the initial subscription: auto subscription creation"
+                             " is not allowed")
+        await self.add_subscription(name, EARLIEST)
+
+    async def add_subscription(self, name: str, start: Position) -> bool:
+        """A durable subscription whose first message is at start (EARLIEST / LATEST sentinels
+        accepted), made without a consumer; False when it exists already."""
+        async with self._subscribing:
+            if name in self.subscriptions:
+                return False
+            initial = InitialPosition.EARLIEST if start == EARLIEST else InitialPosition.LATEST
+            cursor = await self.ledger.open_cursor(name, initial)
+            if start not in (EARLIEST, LATEST):
+                await cursor.reset(start)
+            self.subscriptions[name] = Subscription(self, name, cursor)
+        return True
+
+    async def remove_subscription(self, name: str, force: bool) -> None:
+        """Delete a subscription; with force its consumers are disconnected first."""
+        subscription = self.subscriptions.get(name)
+        if subscription is None:
+            raise SubscriptionNotFound("Subscription not found")
+        if subscription.consumers and not force:
+            raise ConsumerBusy("Subscription has active connected consumers")
+        for consumer in subscription.consumers:
+            consumer.close_by_broker()
+            subscription.remove_consumer(consumer, resetting=True)
+        subscription.close()
+        self.subscriptions.pop(name, None)
+        if subscription.durable:
+            await self.ledger.delete_cursor(name)
+
+    @staticmethod
+    def _reader_start(command: pb.CommandSubscribe) -> Position:
+        """Readers start inclusively at start_message_id; the client drops what it must."""
+        if not command.HasField("start_message_id"):
+            return EARLIEST if command.initialPosition == pb.CommandSubscribe.Earliest else LATEST
+        start = position_of(command.start_message_id)
+        if start.ledger_id < 0 or start.entry_id < 0:
+            return EARLIEST
+        return start
+
+    # -- compaction -------------------------------------------------------------------------
+
+    async def compact(self) -> None:
+        """Start compacting in the background (CompactionInProgress if running already)."""
+        self.compaction.start()
+
+    def compaction_status(self) -> dict[str, str]:
+        """{"status": NOT_RUN | RUNNING | SUCCESS | ERROR, "lastError": ...}, as Pulsar."""
+        return self.compaction.report()
+
+    async def unsubscribe(self, subscription: Subscription, consumer: Consumer) -> None:
+        self.check_sole_consumer(subscription, consumer)
+        subscription.remove_consumer(consumer)
+        subscription.close()
+        self.subscriptions.pop(subscription.name, None)
+        if subscription.durable:
+            await self.ledger.delete_cursor(subscription.name)
+
+    # -- queries ----------------------------------------------------------------------------
+
+    async def last_message_id(self) -> tuple[Position, int]:
+        """(last entry, its largest batch index or -1): what GET_LAST_MESSAGE_ID answers."""
+        last = self.ledger.last_confirmed_entry
+        if last.entry_id < 0:
+            return last, -1
+        entry = await self.ledger.read_entry(last)
+        return last, (largest_batch_index(entry) if entry is not None else -1)
+
+    async def find_position_by_publish_time(self, timestamp_ms: int) -> Position:
+        """The first entry published at timestamp_ms or later (where a seek by time resumes)."""
+        newest = await self.ledger.find_newest_matching(lambda e: publish_time(e) < timestamp_ms)
+        return self.ledger.first_position() if newest is None else self.ledger.next_position(newest)
+
+    async def close(self) -> None:
+        self.access.close_all()
+        for subscription in self.subscriptions.values():
+            subscription.close()
+        if self.deduplication is not None:
+            await self.deduplication.close()
+        await self.compaction.close()
+        await self.ledger.close()
+
+
+def _state_path(name: TopicName, item: str) -> str:
+    return f"{TOPIC_STATE}/{quote(str(name), safe='')}/{item}"
+
+
+async def delete_topic_state(store: MetadataStore, name: TopicName) -> None:
+    """Forget a deleted topic's epoch and deduplication snapshot."""
+    root = f"{TOPIC_STATE}/{quote(str(name), safe='')}"
+    for item in await store.children(root):
+        await store.delete(f"{root}/{item}")
+
+
+def publish_time(entry: Entry) -> int:
+    return read_metadata(entry.data).publish_time
+
+
+def largest_batch_index(entry: Entry) -> int:
+    metadata = read_metadata(entry.data)
+    return metadata.num_messages_in_batch - 1 if metadata.HasField("num_messages_in_batch") else -1
+

@@ -1,0 +1,114 @@
+"""What every topic shares, persistent or not: its producers (admission, naming, removal) and
+the bookkeeping of its subscriptions' consumers."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Iterable
+
+from protocol import pulsar_api_pb2 as pb
+from server.errors import ConsumerBusy
+
+from .producer import Producer
+from .producer_access import ProducerAccess
+from .subscriptions.consumer import Consumer
+
+if TYPE_CHECKING:
+    from .deduplication import MessageDeduplication
+    from .interfaces import ClientConnection, TopicBroker
+    from .topic_name import TopicName
+
+
+class TopicBase:
+    """Base of a topic class that sets `broker`, `name`, `access`, `deduplication` and
+    `subscriptions`."""
+
+    broker: "TopicBroker"
+    name: "TopicName"
+    access: ProducerAccess
+    deduplication: "MessageDeduplication | None"
+    subscriptions: dict
+
+    @property
+    def terminated(self) -> bool:
+        """Only a persistent topic can be terminated."""
+        return False
+
+    @property
+    def producers(self) -> list[Producer]:
+        return self.access.producers
+
+    async def add_producer(
+        self, connection: "ClientConnection", request: pb.CommandProducer, schema_version: bytes | None,
+        on_queued: Callable[[Producer], None],
+    ) -> Producer:
+        """Admit a producer under its access mode; WaitForExclusive ones call on_queued first."""
+        producer = Producer(
+            producer_id=request.producer_id,
+            name=request.producer_name or self.broker.new_producer_name(),
+            topic=self,
+            connection=connection,
+            user_provided_name=bool(request.producer_name),
+            access_mode=request.producer_access_mode,
+            schema_version=schema_version,
+            requested_epoch=request.topic_epoch if request.HasField("topic_epoch") else None,
+            metadata=key_values(request.metadata),
+        )
+        producer.topic_epoch = await self.access.admit(producer, producer.requested_epoch, lambda: on_queued(producer))
+        return producer
+
+    def is_idle(self) -> bool:
+        """No producer, no consumer, no stored data: a consumer's schema may then become the
+        topic's first (as in Pulsar's addSchemaIfIdleOrCheckCompatible)."""
+        return not self.producers and not self.holds_data() \
+            and not any(subscription.consumers for subscription in self.subscriptions.values())
+
+    def holds_data(self) -> bool:
+        return False
+
+    def remove_producer(self, producer: Producer) -> None:
+        self.access.remove(producer)
+
+    def last_sequence_id(self, producer_name: str) -> int:
+        """-1, or with deduplication the highest sequence id this producer name published."""
+        return -1 if self.deduplication is None else self.deduplication.last_sequence_id(producer_name)
+
+    # -- consumers --------------------------------------------------------------------------
+
+    def new_consumer(self, connection: "ClientConnection", command: pb.CommandSubscribe, subscription) -> Consumer:
+        """The consumer a SUBSCRIBE creates (not yet added to its subscription)."""
+        return Consumer(
+            consumer_id=command.consumer_id,
+            name=command.consumer_name or f"consumer-{command.consumer_id}",
+            subscription=subscription,
+            connection=connection,
+            sub_type=command.subType,
+            priority_level=command.priority_level,
+            partition_index=self.name.partition_index,
+            key_shared_meta=key_shared_meta_of(command),
+            metadata=key_values(command.metadata),
+        )
+
+    def forget_subscription(self, subscription) -> None:
+        """Drop a non-durable subscription whose last consumer left."""
+        if self.subscriptions.get(subscription.name) is subscription:
+            del self.subscriptions[subscription.name]
+
+    @staticmethod
+    def check_sole_consumer(subscription, consumer: Consumer) -> None:
+        """Unsubscribing is refused while other consumers are connected (as Pulsar does)."""
+        if any(c is not consumer for c in subscription.consumers):
+            raise ConsumerBusy(f"Subscription {subscription.name} has other connected consumers")
+
+
+def key_values(pairs: Iterable[pb.KeyValue]) -> dict[str, str]:
+    """The metadata a client attaches to PRODUCER or SUBSCRIBE (shown in stats)."""
+    return {pair.key: pair.value for pair in pairs}
+
+
+def key_shared_meta_of(command: pb.CommandSubscribe) -> pb.KeySharedMeta | None:
+    """A Key_Shared consumer's policy; AUTO_SPLIT when the client sends none (as Pulsar does)."""
+    if command.subType != pb.CommandSubscribe.Key_Shared:
+        return None
+    if command.HasField("keySharedMeta"):
+        return command.keySharedMeta
+    return pb.KeySharedMeta(keySharedMode=pb.AUTO_SPLIT)
