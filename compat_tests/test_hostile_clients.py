@@ -258,7 +258,7 @@ def test_topics_of_malformed_namespace_is_an_error(broker):
             raw.send(Cmd(type=Cmd.GET_TOPICS_OF_NAMESPACE, getTopicsOfNamespace=pb.CommandGetTopicsOfNamespace(
                 request_id=request_id, namespace=namespace)))
             answer = raw.next()
-            assert answer.type == Cmd.ERROR and answer.error.error == pb.InvalidTopicName, namespace
+            assert answer.type == Cmd.ERROR and answer.error.error == pb.MetadataError, namespace
     finally:
         raw.close()
     assert "Traceback" not in broker.log_tail(400)

@@ -21,7 +21,7 @@ from protocol import pulsar_api_pb2 as pb
 from protocol.codec import Frame, FrameDecoder, ProtocolError, encode_command
 from protocol.commands import negotiate_protocol_version
 from protocol.entry import read_metadata
-from server.errors import BrokerError, InvalidTopicName, NotAllowed, ServiceNotReady, server_error_of
+from server.errors import BrokerError, MetadataError, NotAllowed, ServiceNotReady, server_error_of
 from server.topics.message_id import position_of
 from server.topics.schema_registry import BYTES_SCHEMA, BYTES_VERSION
 from server.topics.topic_name import TopicName
@@ -502,8 +502,8 @@ class Connection(asyncio.Protocol):
         self._respond(request.request_id, self._topics_of_namespace(request))
 
     async def _topics_of_namespace(self, request: pb.CommandGetTopicsOfNamespace) -> Cmd:
-        if not TopicName.is_valid_namespace(request.namespace):
-            raise InvalidTopicName(f"Invalid namespace name {request.namespace!r}")
+        if not TopicName.is_valid_namespace(request.namespace):   # Pulsar: MetadataError
+            raise MetadataError(f"Invalid namespace name {request.namespace!r}")
         topics = await self.broker.topics_of_namespace(request.namespace, request.mode)
         reply = commands.topics_of_namespace(request.request_id, topics)
         if request.HasField("topics_hash") and request.topics_hash == reply.getTopicsOfNamespaceResponse.topics_hash:
