@@ -12,6 +12,7 @@ import uvloop
 
 from managed_ledger.errors import DataDirInUseError
 
+from .admin.brokers import broker_version
 from .admin.cli import add_admin_parser, run_admin
 from .config import BrokerConfig, read_conf_file
 from .errors import BrokerError
@@ -21,6 +22,7 @@ from .standalone import run_standalone
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pulsard", description="A broker speaking Apache Pulsar's protocol")
+    parser.add_argument("--version", action="version", version=f"pulsard {broker_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     standalone = commands.add_parser("standalone", help="run a broker with its embedded storage")
     standalone.add_argument("--config", type=Path, help="a standalone.conf style file (Pulsar key names)")

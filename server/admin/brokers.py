@@ -40,6 +40,10 @@ def routes(broker: BrokerService, access: TopicAccess) -> list[web.RouteDef]:
         require(request.match_info["cluster"] == config.cluster_name, NOT_FOUND, "Cluster does not exist")
         return web.json_response([web_address(request)])
 
+    async def leader_broker(request: web.Request) -> web.Response:
+        """A standalone broker leads itself: Pulsar's BrokerInfo (the web service URL, brokerId)."""
+        return web.json_response({"serviceUrl": f"http://{web_address(request)}", "brokerId": web_address(request)})
+
     @rest_handler
     async def lookup(request: web.Request) -> web.Response:
         listener = request.query.get("listenerName") or request.headers.get(LISTENER_NAME_HEADER, "")
@@ -52,6 +56,7 @@ def routes(broker: BrokerService, access: TopicAccess) -> list[web.RouteDef]:
         web.get("/admin/v2/brokers/health", ok),
         web.get("/admin/v2/brokers/ready", ok),
         web.get("/admin/v2/brokers/version", broker_version_text),
+        web.get("/admin/v2/brokers/leaderBroker", leader_broker),
         web.get("/admin/v2/brokers/{cluster}", active_brokers),
         web.get(LOOKUP_PATH, lookup),
     ]
