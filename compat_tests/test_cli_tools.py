@@ -1,18 +1,23 @@
 """The tools users reach for, against real pulsard processes: start-up configuration checks,
-`pulsard --version`, the leader broker endpoint."""
+`pulsard --version`, the leader broker endpoint, `pulsard admin` with pulsar-admin's flags and
+client.conf."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+import uuid
 
 from compat_tests.admin_http import AdminHttp
+from compat_tests.helpers import unique_topic
 from compat_tests.broker import REPO_ROOT, free_port, write_config
 
 
-def pulsard(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
+def pulsard(*args: str, timeout: float = 30, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "server", *args], cwd=REPO_ROOT, capture_output=True,
-                          text=True, timeout=timeout)
+                          text=True, timeout=timeout, env=None if env is None else {**os.environ, **env})
 
 
 def test_version():
@@ -39,3 +44,38 @@ def test_leader_broker_is_this_broker(broker):
 
 def test_the_start_log_names_the_resolved_data_dir(broker):
     assert f"data in {broker.data_dir.resolve()}" in broker.log_path.read_text()
+
+
+def test_admin_takes_pulsar_admin_flags_and_client_conf(broker, client, tmp_path):
+    conf = tmp_path / "client.conf"
+    conf.write_text(f"webServiceUrl={broker.web_url}\nbrokerServiceUrl={broker.service_url}\n")
+    env = {"PULSAR_CLIENT_CONF": str(conf)}
+    namespace = f"public/tools-{uuid.uuid4().hex[:8]}"
+    assert pulsard("admin", "namespaces", "create", namespace, env=env).returncode == 0
+    assert pulsard("admin", "namespaces", "set-retention", namespace, "--size", "100M", "--time", "1h",
+                   env=env).returncode == 0
+    assert pulsard("admin", "namespaces", "set-message-ttl", namespace, "--ttl", "2m", env=env).returncode == 0
+    assert pulsard("admin", "namespaces", "set-backlog-quota", namespace, "--limit", "10M", "--policy",
+                   "producer_exception", env=env).returncode == 0
+    policies = json.loads(pulsard("admin", "namespaces", "policies", namespace, env=env).stdout)
+    assert policies["retention_policies"] == {"retentionTimeInMinutes": 60, "retentionSizeInMB": 100}
+    assert policies["message_ttl_in_seconds"] == 120
+    assert policies["backlog_quota_map"]["destination_storage"]["limitSize"] == 10 * 1024 * 1024
+
+    usage = pulsard("admin", "namespaces", "set-retention", namespace, "--size", "1G", "--bogus", env=env)
+    assert usage.returncode == 1 and "usage: pulsard admin namespaces set-retention" in usage.stderr
+
+    topic = f"persistent://{namespace}/{unique_topic('peek')}"
+    assert pulsard("admin", "topics", "create-subscription", topic, "-s", "s", "-m", "earliest",
+                   env=env).returncode == 0
+    producer = client.create_producer(topic, batching_enabled=False)
+    for n in range(3):
+        producer.send(f"message-{n}".encode())
+    peeked = pulsard("admin", "topics", "peek-messages", topic, "-s", "s", "-n", "5", env=env)
+    assert peeked.returncode == 0, peeked.stderr
+    assert [line for line in peeked.stdout.splitlines() if line.startswith("message-")] == [
+        "message-0", "message-1", "message-2"]
+    assert pulsard("admin", "topics", "skip", topic, "-s", "s", "-n", "3", env=env).returncode == 0
+    assert pulsard("admin", "topics", "reset-cursor", topic, "-s", "s", "-t", "1h", env=env).returncode == 0
+    stats = json.loads(pulsard("admin", "topics", "stats", topic, env=env).stdout)
+    assert stats["subscriptions"]["s"]["msgBacklog"] == 3
