@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 
 from compat_tests.admin_http import AdminHttp
@@ -79,3 +80,51 @@ def test_admin_takes_pulsar_admin_flags_and_client_conf(broker, client, tmp_path
     assert pulsard("admin", "topics", "reset-cursor", topic, "-s", "s", "-t", "1h", env=env).returncode == 0
     stats = json.loads(pulsard("admin", "topics", "stats", topic, env=env).stdout)
     assert stats["subscriptions"]["s"]["msgBacklog"] == 3
+
+
+def test_client_produce_and_consume(broker, tmp_path):
+    topic = unique_topic("client-cli")
+    url = ("--url", broker.service_url)
+    payload_file = tmp_path / "body.bin"
+    payload_file.write_bytes(b"from a file")
+    produced = pulsard("client", *url, "produce", topic, "-m", "one", "-m", "two", "-f", str(payload_file),
+                       "-n", "2", "-k", "key-1", "-p", "origin=cli")
+    assert produced.returncode == 0, produced.stderr
+    assert "6 messages successfully produced" in produced.stderr
+    piped = subprocess.run([sys.executable, "-m", "server", "client", *url, "produce", topic], cwd=REPO_ROOT,
+                           input="line-a\nline-b\n", capture_output=True, text=True, timeout=30)
+    assert piped.returncode == 0, piped.stderr
+    consumed = pulsard("client", *url, "consume", topic, "-s", "cli-sub", "-p", "Earliest", "-t", "Shared",
+                       "-n", "8")
+    assert consumed.returncode == 0, consumed.stderr
+    contents = [line.split("content:", 1)[1] for line in consumed.stdout.splitlines() if "content:" in line]
+    assert contents == ["one", "two", "from a file"] * 2 + ["line-a", "line-b"]
+    assert "key:[key-1], properties:{'origin': 'cli'}, content:one" in consumed.stdout
+
+
+def _wait_for_subscription(broker, topic: str, subscription: str, timeout: float = 20) -> None:
+    http, deadline = AdminHttp(broker.web_url), time.monotonic() + timeout
+    while subscription not in http.get(f"/admin/v2/persistent/public/default/{topic}/subscriptions").text:
+        assert time.monotonic() < deadline, f"{subscription} never appeared on {topic}"
+        time.sleep(0.1)
+
+
+def test_perf_produce_and_consume_print_rates_and_percentiles(broker):
+    topic = unique_topic("perf")
+    url = ("--url", broker.service_url)
+    consumer = subprocess.Popen([sys.executable, "-m", "server", "perf", *url, "consume", topic, "-n", "200",
+                                 "--time", "30", "-i", "1"], cwd=REPO_ROOT, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for_subscription(broker, topic, "perf-sub")
+        produced = pulsard("perf", *url, "produce", topic, "-r", "200", "-s", "64", "-n", "200", "-i", "0.5")
+        out, err = consumer.communicate(timeout=40)
+    finally:
+        consumer.kill()
+    assert produced.returncode == 0, produced.stderr
+    assert "produce total: 200 messages" in produced.stdout
+    assert "msg/s" in produced.stdout and "p99=" in produced.stdout
+    assert consumer.returncode == 0, err
+    assert "consume total: 200 messages" in out and "p50=" in out
+    help_text = pulsard("perf", "--help").stdout
+    assert "benchmarks/" in help_text
