@@ -52,6 +52,17 @@ def known_keys(config: object) -> Iterator[str]:
             yield from known_keys(value)
 
 
+def key_values(config: object) -> Iterator[tuple[str, object]]:
+    """(key, value as the configuration file gives it) for every key of a configuration."""
+    for spec in dataclasses.fields(config):
+        value = getattr(config, spec.name)
+        if "key" in spec.metadata:
+            scale = spec.metadata.get("scale", 1)
+            yield spec.metadata["key"], value if scale == 1 else value / scale
+        if dataclasses.is_dataclass(value):
+            yield from key_values(value)
+
+
 def unknown_key_warning(key: str, known: list[str]) -> str:
     """The warning for a key no field reads, with the nearest known key when one is close."""
     nearest = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
