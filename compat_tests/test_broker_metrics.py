@@ -4,7 +4,6 @@ dashboard that charts them."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from compat_tests.admin_http import AdminHttp
 from compat_tests.broker import REPO_ROOT

@@ -128,3 +128,26 @@ def test_perf_produce_and_consume_print_rates_and_percentiles(broker):
     assert "consume total: 200 messages" in out and "p50=" in out
     help_text = pulsard("perf", "--help").stdout
     assert "benchmarks/" in help_text
+
+
+def test_topic_permissions_and_runtime_configuration(broker):
+    http = AdminHttp(broker.web_url)
+    namespace = f"public/perm-{uuid.uuid4().hex[:8]}"
+    topic = f"/admin/v2/persistent/{namespace}/orders"
+    assert http.put(f"/admin/v2/namespaces/{namespace}").status_code == 204
+    assert http.post(f"/admin/v2/namespaces/{namespace}/permissions/app", json=["produce"]).status_code == 204
+    assert http.post(f"{topic}/permissions/auditor", json=["consume"]).status_code == 204
+    assert http.post(f"{topic}/permissions/app", json=["consume"]).status_code == 204
+    assert http.get(f"{topic}/permissions").json() == {"app": ["consume", "produce"], "auditor": ["consume"]}
+    auth = http.get(f"/admin/v2/namespaces/{namespace}").json()["auth_policies"]
+    assert auth["destination_auth"] == {f"persistent://{namespace}/orders": {"auditor": ["consume"],
+                                                                              "app": ["consume"]}}
+    assert http.delete(f"{topic}/permissions/auditor").status_code == 204
+    assert http.delete(f"{topic}/permissions/app").status_code == 204
+    assert http.get(f"{topic}/permissions").json() == {"app": ["produce"]}
+    assert http.get("/admin/v2/persistent/public/no-such-ns/orders/permissions").status_code == 404
+
+    runtime = http.get("/admin/v2/brokers/configuration/runtime").json()
+    assert runtime["clusterName"] == "standalone"
+    assert runtime["brokerServicePort"] == str(broker.broker_port)
+    assert runtime["journalSyncData"] == "true"
