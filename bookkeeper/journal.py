@@ -36,6 +36,7 @@ import crc32c
 
 from .config import BookieConfig
 from .errors import BookieClosedError, BookieIOError
+from .sync_latency import SyncLatency
 
 logger = logging.getLogger(__name__)
 
@@ -214,6 +215,7 @@ class JournalWriter:
         #: fsyncs issued and groups committed, for tests and metrics.
         self.syncs = 0
         self.groups = 0
+        self.sync_latency = SyncLatency()
         self._thread = threading.Thread(target=self._run, name="bookie-journal", daemon=True)
 
     def start(self) -> None:
@@ -321,7 +323,9 @@ class JournalWriter:
             if offset > self._allocated:
                 self._preallocate()
             if self._config.sync_data:
+                started = time.monotonic()
                 os.fdatasync(self._fd)
+                self.sync_latency.record(time.monotonic() - started)
                 self.syncs += 1
         self.groups += 1
 

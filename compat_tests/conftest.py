@@ -6,8 +6,8 @@
   started with a config file.
 - ``make_broker(config)``: a broker of the test's own with a config file.
 - ``connect(broker)``: a pulsar.Client for any of them, closed at teardown; ``client`` = connect(broker).
-- ``java_command`` / ``admin_java_classpath`` / ``go_binaries``: the Java and Go scenario programs,
-  built once per session.
+- ``java_command`` / ``admin_java_classpath`` / ``pulsar_admin_classpath`` / ``go_binaries``: the Java
+  and Go scenario programs and Pulsar's pulsar-admin CLI, built once per session.
 
 When a test fails, the tails of its brokers' logs are added to the report.
 """
@@ -21,7 +21,7 @@ import pulsar
 import pytest
 
 from compat_tests.broker import READY_TIMEOUT_S, Broker, BrokerError
-from compat_tests.toolchains import build_admin_java, build_go, build_java
+from compat_tests.toolchains import build_admin_java, build_go, build_java, build_pulsar_admin_cli
 
 CLIENT_OPERATION_TIMEOUT_S = 10
 PARTITIONED_CONFIG = {"allowAutoTopicCreationType": "partitioned", "defaultNumPartitions": 3}
@@ -133,6 +133,12 @@ def java_command() -> list[str]:
 def admin_java_classpath() -> str:
     """Classpath of compat_tests/admin_java (the official admin client), built once per session."""
     return build_admin_java()
+
+
+@pytest.fixture(scope="session")
+def pulsar_admin_classpath() -> str:
+    """Classpath of Pulsar's own pulsar-admin CLI (compat_tests/pulsar_admin_cli), built once per session."""
+    return build_pulsar_admin_cli()
 
 
 @pytest.fixture(scope="session")

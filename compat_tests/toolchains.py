@@ -21,6 +21,7 @@ JAVA_DIR = HERE / "java"
 GO_DIR = HERE / "go"
 JAVA_CLASSPATH_FILE = JAVA_DIR / "target" / "classpath.txt"
 ADMIN_JAVA_DIR = HERE / "admin_java"
+PULSAR_ADMIN_CLI_DIR = HERE / "pulsar_admin_cli"
 GO_BINARY = GO_DIR / "bin" / "compat.test"
 GO_CROSS_CLIENT = GO_DIR / "bin" / "crossclient"
 BUILD_TIMEOUT_S = 600      # a first build downloads the clients (Maven Central, Go module proxy)
@@ -68,6 +69,17 @@ def build_admin_java() -> str:
                "-DoutputDirectory=target/lib", "-DincludeScope=runtime"],
               ADMIN_JAVA_DIR, "Maven build of compat_tests/admin_java")
     return f"{ADMIN_JAVA_DIR / 'target' / 'classes'}:{ADMIN_JAVA_DIR / 'target' / 'lib'}/*"
+
+
+def build_pulsar_admin_cli() -> str:
+    """Fetch pulsar-admin (org.apache.pulsar:pulsar-client-tools) and compile its batch runner
+    (compat_tests/pulsar_admin_cli) with Maven; return the classpath."""
+    require_tools("java", "mvn")
+    run_build(["mvn", "-B", "-q", "compile",
+               "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies",
+               "-DoutputDirectory=target/lib", "-DincludeScope=runtime"],
+              PULSAR_ADMIN_CLI_DIR, "Maven build of compat_tests/pulsar_admin_cli")
+    return f"{PULSAR_ADMIN_CLI_DIR / 'target' / 'classes'}:{PULSAR_ADMIN_CLI_DIR / 'target' / 'lib'}/*"
 
 
 def build_go() -> tuple[Path, Path]:

@@ -81,6 +81,8 @@ class ManagedLedger(Protocol):
     name: str
     #: How long adds took to become durable, in Pulsar's storage write latency buckets.
     write_latency: LatencyHistogram
+    #: Entries read (cache or disk), for the storage read rate.
+    entries_read: int
 
     @property
     def last_confirmed_entry(self) -> Position:

@@ -110,6 +110,7 @@ class ManagedLedgerImpl:
         self._last_add: asyncio.Future[Position] | None = None
         self.retention = RetentionPolicy(config.retention_time_minutes, config.retention_size_mb)
         self.write_latency = LatencyHistogram()
+        self.entries_read = 0
 
     @classmethod
     async def open(cls, name: str, config: StorageConfig, store: MetadataStore,
@@ -415,7 +416,9 @@ class ManagedLedgerImpl:
 
     async def read_ledger_range(self, ledger_id: int, first: int, last: int) -> list[Entry]:
         """Entries first..last of one ledger: from the cache while it has them, then disk."""
-        return await self._reads.read(ledger_id, first, last)
+        entries = await self._reads.read(ledger_id, first, last)
+        self.entries_read += len(entries)
+        return entries
 
     async def find_newest_matching(self, condition: Callable[[Entry], bool]) -> Position | None:
         """The newest entry meeting condition, when it holds for a prefix of the log."""

@@ -60,6 +60,8 @@ class BrokerService:
         self.schemas = SchemaRegistry(self.metadata, Strategy(config.schema_compatibility_strategy))
         self.policies = NamespacePolicies(self.metadata)
         self.connections: set = set()
+        #: Connections accepted since start (closed ones = this minus the open ones), for /metrics.
+        self.connections_created = 0
         self.publish_buffer = PublishBuffer(config.max_message_publish_buffer_size)
         self._topics: dict[str, asyncio.Task[Topic]] = {}
         #: Topics being unloaded: loading one again waits until it is closed.

@@ -1,5 +1,6 @@
 """`pulsard` command line: `pulsard standalone` runs a broker with embedded storage;
-`pulsard admin ...` administers a running one over its REST API."""
+`pulsard admin ...` administers a running one over its REST API; `pulsard client` and
+`pulsard perf` produce and consume through the official Python client."""
 
 from __future__ import annotations
 
@@ -8,19 +9,24 @@ import logging
 import sys
 from pathlib import Path
 
+import pulsar
 import uvloop
 
 from managed_ledger.errors import DataDirInUseError
 
+from .admin.brokers import broker_version
 from .admin.cli import add_admin_parser, run_admin
 from .config import BrokerConfig, read_conf_file
 from .errors import BrokerError
 from .policies.namespace_policies import namespace_policies_command
 from .standalone import run_standalone
+from .tools.client_cli import add_client_parser
+from .tools.perf import add_perf_parser
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pulsard", description="A broker speaking Apache Pulsar's protocol")
+    parser.add_argument("--version", action="version", version=f"pulsard {broker_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     standalone = commands.add_parser("standalone", help="run a broker with its embedded storage")
     standalone.add_argument("--config", type=Path, help="a standalone.conf style file (Pulsar key names)")
@@ -39,6 +45,8 @@ def _parser() -> argparse.ArgumentParser:
     policies.add_argument("--data-dir", help="the broker's data directory (default ./data)")
     policies.add_argument("--log-level", default="WARNING", help="DEBUG, INFO, WARNING or ERROR")
     add_admin_parser(commands)
+    add_client_parser(commands)
+    add_perf_parser(commands)
     return parser
 
 
@@ -60,6 +68,11 @@ def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     if args.command == "admin":
         sys.exit(run_admin(args))
+    if args.command in ("client", "perf"):
+        try:
+            sys.exit(args.run(args))
+        except (OSError, ValueError, pulsar.PulsarException) as exc:
+            sys.exit(f"pulsard {args.command}: {exc}")
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
     )

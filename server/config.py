@@ -11,6 +11,8 @@ from typing import TypeVar
 from bookkeeper.config import conf_key
 from managed_ledger.config import StorageConfig
 
+from .config_rules import check, known_keys, unknown_key_warning
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -114,13 +116,14 @@ class BrokerConfig:
         return f"pulsar://{host}:{self.broker_service_port}"
 
     def with_settings(self, settings: dict[str, str]) -> BrokerConfig:
-        """A copy with fields set from standalone.conf style key/value pairs (empty values and
-        unknown keys are ignored)."""
+        """A copy with fields set from standalone.conf style key/value pairs: empty values are
+        ignored, unknown keys warned about (with the nearest known key), a value that is not
+        allowed raises ValueError naming its key."""
         config = self
         for key, raw in settings.items():
             updated = _with_setting(config, key, raw) if raw != "" else config
             if updated is None:
-                log.debug("ignoring unknown configuration key %s", key)
+                log.warning(unknown_key_warning(key, list(known_keys(self))))
             else:
                 config = updated
         return config
@@ -133,6 +136,7 @@ def _with_setting(config: T, key: str, raw: str) -> T | None:
         value = getattr(config, spec.name)
         if spec.metadata.get("key") == key:
             read = _read(key, raw, type(value), spec.metadata.get("scale", 1))
+            check(key, read)
             return dataclasses.replace(config, **{spec.name: read})
         if dataclasses.is_dataclass(value):
             inner = _with_setting(value, key, raw)
@@ -156,7 +160,7 @@ def _convert(key: str, raw: str, kind: type) -> object:
             return raw.lower() == "true"
         return kind(raw)
     except ValueError:
-        raise ValueError(f"configuration key {key}: cannot read {raw!r} as {kind.__name__}") from None
+        raise ValueError(f"{key}: cannot read {raw!r} as {kind.__name__}") from None
 
 
 def read_conf_file(path: Path) -> dict[str, str]:

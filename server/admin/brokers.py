@@ -7,6 +7,7 @@ from importlib.metadata import PackageNotFoundError, version
 from aiohttp import web
 
 from server.broker_service import BrokerService
+from server.config_rules import key_values
 
 from .errors import NOT_FOUND, require, rest_handler
 from .topic_access import TopicAccess
@@ -40,6 +41,16 @@ def routes(broker: BrokerService, access: TopicAccess) -> list[web.RouteDef]:
         require(request.match_info["cluster"] == config.cluster_name, NOT_FOUND, "Cluster does not exist")
         return web.json_response([web_address(request)])
 
+    async def leader_broker(request: web.Request) -> web.Response:
+        """A standalone broker leads itself: Pulsar's BrokerInfo (the web service URL, brokerId)."""
+        return web.json_response({"serviceUrl": f"http://{web_address(request)}", "brokerId": web_address(request)})
+
+    async def runtime_configuration(request: web.Request) -> web.Response:
+        """Every configuration key with its value in force, as strings (pulsar-admin's
+        `clusters list` reads clusterName here to mark the current cluster)."""
+        return web.json_response({key: str(value).lower() if isinstance(value, bool) else str(value)
+                                  for key, value in key_values(config)})
+
     @rest_handler
     async def lookup(request: web.Request) -> web.Response:
         listener = request.query.get("listenerName") or request.headers.get(LISTENER_NAME_HEADER, "")
@@ -52,6 +63,8 @@ def routes(broker: BrokerService, access: TopicAccess) -> list[web.RouteDef]:
         web.get("/admin/v2/brokers/health", ok),
         web.get("/admin/v2/brokers/ready", ok),
         web.get("/admin/v2/brokers/version", broker_version_text),
+        web.get("/admin/v2/brokers/leaderBroker", leader_broker),
+        web.get("/admin/v2/brokers/configuration/runtime", runtime_configuration),
         web.get("/admin/v2/brokers/{cluster}", active_brokers),
         web.get(LOOKUP_PATH, lookup),
     ]

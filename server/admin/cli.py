@@ -1,16 +1,20 @@
 """`pulsard admin ...`: pulsar-admin's commands (tenants, namespaces, topics, schemas) over the
 admin REST API of a running broker (--admin-url, default http://127.0.0.1:8080).
 
-Output is readable: lists one item a line, documents as indented JSON, peeked messages as
-their headers and payload. Exit code 0 on success, 1 when the broker refuses (its reason goes
-to stderr) or cannot be reached, 2 on a usage error.
+The flags are pulsar-admin's (sizes like 100M, times like 1h: units.py, policy_flags.py); the
+admin URL defaults to client.conf's webServiceUrl (client_conf.py). Output is readable: lists one
+item a line, documents as indented JSON, peeked messages as their headers and payload. Exit code
+0 on success, 1 when the broker refuses (its reason goes to stderr) or cannot be reached, and 1
+on a usage error too (with the sub-command's usage), as pulsar-admin.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import ssl
 import sys
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -20,10 +24,12 @@ from urllib.parse import quote, urlencode
 from server.errors import InvalidTopicName
 from server.topics.topic_name import TopicName
 
+from .client_conf import load_client_conf
 from .policy_fields import SCALAR_POLICIES
+from .policy_flags import POLICY_FLAGS
+from .units import parse_relative_time, parse_size
 
-DEFAULT_ADMIN_URL = "http://127.0.0.1:8080"
-_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+PEEK_SEPARATOR = "-" * 72
 
 
 @dataclass
@@ -33,6 +39,7 @@ class Request:
     body: Any = None
     query: dict[str, str] | None = None
     raw: bool = False  # answer is a message payload, not JSON
+    optional: bool = False  # a 404 ends a sequence of requests quietly (peeking past the backlog)
 
 
 class AdminCallError(Exception):
@@ -85,7 +92,17 @@ def _kebab(name: str) -> str:
     return "".join(f"-{c.lower()}" if c.isupper() else c for c in name).replace("t-t-l", "ttl")
 
 
-Build = Callable[[argparse.Namespace], Request]
+def _peek(a: argparse.Namespace) -> list[Request]:
+    base = f"{topic_path(a.topic)}/subscription/{quote(a.subscription, safe='')}/position"
+    return [Request("GET", f"{base}/{n}", raw=True, optional=n > 1) for n in range(1, a.count + 1)]
+
+
+def _backlog_quota(a: argparse.Namespace) -> Request:
+    body = {"limitSize": parse_size(a.limit), "limitTime": parse_relative_time(a.limit_time), "policy": a.policy}
+    return Request("POST", namespace_path(a.namespace) + "/backlogQuota", body, {"backlogQuotaType": a.type})
+
+
+Build = Callable[[argparse.Namespace], "Request | list[Request]"]
 #: group -> command -> (help, [(flags, kwargs)], request builder)
 COMMANDS: dict[str, dict[str, tuple[str, list[tuple[tuple[str, ...], dict]], Build]]] = {
     "tenants": {
@@ -117,13 +134,13 @@ COMMANDS: dict[str, dict[str, tuple[str, list[tuple[tuple[str, ...], dict]], Bui
         "get-backlog-quotas": ("show backlog quotas", [(("namespace",), {})],
                                lambda a: Request("GET", namespace_path(a.namespace) + "/backlogQuotaMap")),
         "set-backlog-quota": (
-            "set a backlog quota", [(("namespace",), {}), (("--limit-size",), {"type": int, "default": -1}),
-                                    (("--limit-time",), {"type": int, "default": -1}),
-                                    (("-p", "--policy"), {"required": True}),
-                                    (("-t", "--type"), {"default": "destination_storage"})],
-            lambda a: Request("POST", namespace_path(a.namespace) + "/backlogQuota",
-                              {"limitSize": a.limit_size, "limitTime": a.limit_time, "policy": a.policy},
-                              {"backlogQuotaType": a.type})),
+            "set a backlog quota (-l size like 10M, -lt time like 1h)",
+            [(("namespace",), {}), (("-l", "--limit", "--limit-size"), {"default": "-1", "dest": "limit"}),
+             (("-lt", "--limitTime", "--limit-time"), {"default": "-1", "dest": "limit_time"}),
+             (("-p", "--policy"), {"required": True, "choices": (
+                 "producer_request_hold", "producer_exception", "consumer_backlog_eviction")}),
+             (("-t", "--type"), {"default": "destination_storage", "choices": ("destination_storage", "message_age")})],
+            _backlog_quota),
         "remove-backlog-quota": (
             "remove a backlog quota", [(("namespace",), {}), (("-t", "--type"), {"default": "destination_storage"})],
             lambda a: Request("DELETE", namespace_path(a.namespace) + "/backlogQuota", query={"backlogQuotaType": a.type})),
@@ -190,21 +207,21 @@ COMMANDS: dict[str, dict[str, tuple[str, list[tuple[tuple[str, ...], dict]], Bui
                           lambda a: Request("POST", f"{topic_path(a.topic)}/subscription/"
                                                     f"{quote(a.subscription, safe='')}/skip_all")),
         "expire-messages": (
-            "acknowledge messages older than -t seconds",
+            "acknowledge messages older than -t (seconds, or 10m, 1h ...)",
             [(("topic",), {}), (("-s", "--subscription"), {"required": True}),
-             (("-t", "--expireTime"), {"type": int, "required": True, "dest": "expire_time"})],
+             (("-t", "--expireTime"), {"required": True, "dest": "expire_time"})],
             lambda a: Request("POST", f"{topic_path(a.topic)}/subscription/{quote(a.subscription, safe='')}"
-                                      f"/expireMessages/{a.expire_time}")),
+                                      f"/expireMessages/{parse_relative_time(a.expire_time)}")),
         "reset-cursor": (
-            "move a subscription to a publish time (-t, epoch ms) or a message id (-m)",
-            [(("topic",), {}), (("-s", "--subscription"), {"required": True}), (("-t", "--time"), {"type": int}),
+            "move a subscription back by a time (-t 10m, 1h ...: to messages published since) or to a message id (-m)",
+            [(("topic",), {}), (("-s", "--subscription"), {"required": True}), (("-t", "--time"), {}),
              (("-m", "--messageId"), {"dest": "message_id"})],
             lambda a: _reset_cursor(a)),
         "peek-messages": (
-            "show the n-th unacknowledged message", [(("topic",), {}), (("-s", "--subscription"), {"required": True}),
-                                                     (("-n", "--count"), {"type": int, "default": 1})],
-            lambda a: Request("GET", f"{topic_path(a.topic)}/subscription/{quote(a.subscription, safe='')}"
-                                     f"/position/{a.count}", raw=True)),
+            "show the first -n unacknowledged messages", [(("topic",), {}),
+                                                          (("-s", "--subscription"), {"required": True}),
+                                                          (("-n", "--count"), {"type": int, "default": 1})],
+            _peek),
         "examine-message": (
             "show a message by position", [(("topic",), {}), (("-i", "--initialPosition"),
                                                               {"default": "latest", "dest": "initial"}),
@@ -230,18 +247,31 @@ for _policy in SCALAR_POLICIES:
         f"show {_policy.field}", [(("namespace",), {})],
         lambda a, p=_policy: Request("GET", f"{namespace_path(a.namespace)}/{p.path}"))
     COMMANDS["namespaces"][f"set-{_name}"] = (
-        f"set {_policy.field} (a JSON value)", [(("namespace",), {}), (("value",), {})],
-        lambda a, p=_policy: Request(p.set_method, f"{namespace_path(a.namespace)}/{p.path}", _json_value(a.value)))
+        f"set {_policy.field} (pulsar-admin's flags, or a JSON value)",
+        [(("namespace",), {}), (("value",), {"nargs": "?", "help": "the policy as JSON"})] + POLICY_FLAGS[_policy.path][0],
+        lambda a, p=_policy: Request(p.set_method, f"{namespace_path(a.namespace)}/{p.path}", _policy_value(a, p.path)))
     COMMANDS["namespaces"][f"remove-{_name}"] = (
         f"clear {_policy.field}", [(("namespace",), {})],
         lambda a, p=_policy: Request("DELETE", f"{namespace_path(a.namespace)}/{p.path}"))
 
 
+def _policy_value(a: argparse.Namespace, path: str) -> Any:
+    value = POLICY_FLAGS[path][1](a)
+    if value is not None:
+        return value
+    if a.value is None:
+        raise AdminCallError("give the policy's flags (see -h) or its value as JSON")
+    return _json_value(a.value)
+
+
 def _reset_cursor(a: argparse.Namespace) -> Request:
+    """-t is relative, as pulsar-admin's: back to the messages published in the last -t."""
     base = f"{topic_path(a.topic)}/subscription/{quote(a.subscription, safe='')}/resetcursor"
     if (a.time is None) == (a.message_id is None):
-        raise AdminCallError("give exactly one of -t TIME_MS and -m LEDGER:ENTRY")
-    return Request("POST", f"{base}/{a.time}") if a.time is not None else Request("POST", base, _message_id(a.message_id))
+        raise AdminCallError("give exactly one of -t TIME (e.g. 10m) and -m LEDGER:ENTRY")
+    if a.time is not None:
+        return Request("POST", f"{base}/{int(time.time() * 1000) - parse_relative_time(a.time) * 1000}")
+    return Request("POST", base, _message_id(a.message_id))
 
 
 def _read_json_file(path: str) -> Any:
@@ -252,12 +282,29 @@ def _read_json_file(path: str) -> Any:
         raise AdminCallError(f"{path}: {exc}") from None
 
 
+class UsageExit1Parser(argparse.ArgumentParser):
+    """pulsar-admin exits 1 on a usage error (after the sub-command's usage), not argparse's 2."""
+
+    def error(self, message: str) -> None:
+        self.print_usage(sys.stderr)
+        self.exit(1, f"{self.prog}: error: {message}\n")
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        """Unknown flags are this sub-command's error (its usage), not the top parser's."""
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
+
 def add_admin_parser(commands: argparse._SubParsersAction) -> None:
     admin = commands.add_parser("admin", help="administer a running broker over its REST API (as pulsar-admin)")
-    admin.add_argument("--admin-url", default=DEFAULT_ADMIN_URL, help=f"the web port's URL (default {DEFAULT_ADMIN_URL})")
-    groups = admin.add_subparsers(dest="group", required=True)
+    admin.add_argument("--admin-url", help="the web port's URL (default: webServiceUrl of the client.conf "
+                                           "named by PULSAR_CLIENT_CONF, else http://127.0.0.1:8080)")
+    groups = admin.add_subparsers(dest="group", required=True, parser_class=UsageExit1Parser)
     for group, table in COMMANDS.items():
-        group_parser = groups.add_parser(group).add_subparsers(dest="action", required=True)
+        group_parser = groups.add_parser(group).add_subparsers(dest="action", required=True,
+                                                               parser_class=UsageExit1Parser)
         for action, (help_text, arguments, build) in table.items():
             parser = group_parser.add_parser(action, help=help_text)
             for flags, options in arguments:
@@ -265,13 +312,22 @@ def add_admin_parser(commands: argparse._SubParsersAction) -> None:
             parser.set_defaults(build=build)
 
 
-def call(admin_url: str, request: Request) -> tuple[int, bytes, dict[str, str]]:
+def _opener(trust_certs: str) -> urllib.request.OpenerDirector:
+    """No proxy from the environment (admin URLs are usually local); client.conf's trusted CA
+    file for https URLs."""
+    handlers: list[urllib.request.BaseHandler] = [urllib.request.ProxyHandler({})]
+    if trust_certs:
+        handlers.append(urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=trust_certs)))
+    return urllib.request.build_opener(*handlers)
+
+
+def call(admin_url: str, request: Request, trust_certs: str = "") -> tuple[int, bytes, dict[str, str]]:
     url = admin_url.rstrip("/") + request.path + (f"?{urlencode(request.query)}" if request.query else "")
     data = None if request.body is None else json.dumps(request.body).encode()
     http_request = urllib.request.Request(url, data=data, method=request.method,
                                           headers={"Content-Type": "application/json"})
     try:
-        with _NO_PROXY.open(http_request, timeout=30) as response:
+        with _opener(trust_certs).open(http_request, timeout=30) as response:
             return response.status, response.read(), dict(response.headers)
     except urllib.error.HTTPError as exc:
         body = exc.read()
@@ -301,12 +357,22 @@ def render(request: Request, body: bytes, headers: dict[str, str]) -> str:
 
 def run_admin(args: argparse.Namespace) -> int:
     try:
-        request = args.build(args)
-        _, body, headers = call(args.admin_url, request)
-    except (AdminCallError, InvalidTopicName) as exc:
+        conf = load_client_conf()
+        built = args.build(args)
+        requests = built if isinstance(built, list) else [built]
+        outputs = []
+        for request in requests:
+            try:
+                _, body, headers = call(args.admin_url or conf.web_service_url, request, conf.tls_trust_certs_file_path)
+            except AdminCallError as exc:
+                if request.optional and str(exc).startswith("404"):
+                    break
+                raise
+            outputs.append(render(request, body, headers))
+    except (AdminCallError, InvalidTopicName, ValueError, OSError) as exc:
         print(f"pulsard admin: {exc}", file=sys.stderr)
         return 1
-    output = render(request, body, headers)
+    output = f"\n{PEEK_SEPARATOR}\n".join(text for text in outputs if text)
     if output:
         print(output)
     return 0

@@ -16,14 +16,20 @@ from server.broker_service import BrokerService
 from . import AdminResources, admin_routes
 from .errors import json_errors
 from .http_log import quiet_client_errors
+from .broker_metrics import StorageRates, broker_lines, process_lines
 from .metrics import render
 
 log = logging.getLogger(__name__)
 
 
 def build_app(broker: BrokerService, resources: AdminResources) -> web.Application:
+    storage_rates = StorageRates()
+
     async def metrics(request: web.Request) -> web.Response:
-        body = render(broker.config, [*broker.topics, *broker.non_persistent_topics])
+        persistent = list(broker.topics)
+        topics = [*persistent, *broker.non_persistent_topics]
+        body = render(broker.config, topics) + "\n".join(
+            broker_lines(broker, topics, persistent, storage_rates) + process_lines()) + "\n"
         return web.Response(text=body, content_type="text/plain", charset="utf-8")
 
     app = web.Application(middlewares=[json_errors])

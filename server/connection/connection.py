@@ -92,6 +92,7 @@ class Connection(asyncio.Protocol):
         self.remote = str(transport.get_extra_info("peername"))
         WriteGate.attach(self._transport)
         self.broker.connections.add(self)
+        self.broker.connections_created += 1
         self._schedule_keepalive()
 
     def data_received(self, data: bytes) -> None:

@@ -50,3 +50,31 @@ def test_service_url_uses_a_reachable_host():
     assert config.service_url == "pulsar://127.0.0.1:6650"
     assert BrokerConfig(bind_address="::1", broker_service_port=1).service_url == "pulsar://[::1]:1"
     assert config.max_frame_size == 5 * 1024 * 1024 + 10 * 1024
+
+
+def test_unknown_key_is_warned_with_the_nearest_known_key(caplog):
+    with caplog.at_level("WARNING", logger="server.config"):
+        config = BrokerConfig().with_settings({"brokerServicePrt": "7650", "zookeeperServers": "zk:2181"})
+    assert config.broker_service_port == 6650
+    messages = [record.getMessage() for record in caplog.records]
+    assert "unknown configuration key brokerServicePrt, ignored (did you mean brokerServicePort?)" in messages
+    assert "unknown configuration key zookeeperServers, ignored" in messages
+
+
+@pytest.mark.parametrize("key, raw, expected", [
+    ("brokerServicePort", "70000", "brokerServicePort: 70000 is not a TCP port"),
+    ("webServicePort", "0", "webServicePort: 0 is not a TCP port"),
+    ("allowAutoTopicCreationType", "sometimes", "allowAutoTopicCreationType: 'sometimes' is not one of"),
+    ("backlogQuotaDefaultRetentionPolicy", "drop", "backlogQuotaDefaultRetentionPolicy: 'drop'"),
+    ("maxMessageSize", "-1", "maxMessageSize: -1 must be greater than 0"),
+    ("brokerServicePort", "many", "brokerServicePort: cannot read 'many' as int"),
+])
+def test_values_that_are_not_allowed_are_refused_with_the_key(key, raw, expected):
+    with pytest.raises(ValueError) as refused:
+        BrokerConfig().with_settings({key: raw})
+    assert str(refused.value).startswith(expected)
+
+
+def test_a_bad_port_flag_names_the_key():
+    with pytest.raises(ValueError, match="^brokerServicePort: "):
+        build_config(_parser().parse_args(["standalone", "--broker-port", "99999"]))

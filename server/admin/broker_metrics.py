@@ -1,0 +1,128 @@
+"""Broker-wide and process metrics for /metrics, beside the per-topic ones of metrics.py:
+Pulsar's names where Pulsar has them (pulsar_topics_count, pulsar_broker_*, connection counts),
+BookKeeper's journal sync histogram, and the Prometheus client's standard process_* set, so
+existing dashboards and alerts find them."""
+
+from __future__ import annotations
+
+import os
+import resource
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from bookkeeper.sync_latency import SYNC_BOUNDS_S
+
+_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class StorageRates:
+    """Entries written and read per second between two scrapes (the first: since start)."""
+
+    started: float = field(default_factory=time.monotonic)
+    last: tuple[float, int, int] | None = None
+
+    def rates(self, written: int, read: int) -> tuple[float, float]:
+        now = time.monotonic()
+        then, written_then, read_then = self.last or (self.started, 0, 0)
+        self.last = (now, written, read)
+        elapsed = max(now - then, 1e-3)
+        return max(0, written - written_then) / elapsed, max(0, read - read_then) / elapsed
+
+
+def _sample(lines: list[str], name: str, kind: str, help_text: str, samples: Iterable[tuple[str, float]]) -> None:
+    lines.append(f"# HELP {name} {help_text}")
+    lines.append(f"# TYPE {name} {kind}")
+    lines.extend(f"{name}{{{labels}}} {value:g}" if labels else f"{name} {value:g}" for labels, value in samples)
+
+
+def broker_lines(broker: Any, topics: list[Any], persistent: list[Any], rates: StorageRates) -> list[str]:
+    """pulsar_topics_count per namespace, pulsar_broker_* sums over the loaded topics, connection
+    counts, storage rates and the journal's fsync latency."""
+    cluster = f'cluster="{broker.config.cluster_name}"'
+    window = broker.config.stats_update_frequency_in_secs
+    lines: list[str] = []
+    per_namespace = Counter(t.name.namespace for t in topics)
+    _sample(lines, "pulsar_topics_count", "gauge", "Topics loaded, per namespace",
+            [(f'{cluster},namespace="{ns}"', n) for ns, n in sorted(per_namespace.items())])
+    subscriptions = [s for t in topics for s in t.subscriptions.values()]
+    topic_rates = [t.stats.rates(window) for t in topics]
+    sums = [
+        ("topics_count", "gauge", "Topics loaded", len(topics)),
+        ("producers_count", "gauge", "Connected producers", sum(len(t.producers) for t in topics)),
+        ("subscriptions_count", "gauge", "Subscriptions", len(subscriptions)),
+        ("consumers_count", "gauge", "Connected consumers", sum(len(s.consumers) for s in subscriptions)),
+        ("msg_backlog", "gauge", "Entries not yet acknowledged", sum(s.backlog() for s in subscriptions)),
+        ("storage_size", "gauge", "Bytes stored", sum(t.ledger.total_size for t in persistent)),
+        ("rate_in", "gauge", "Messages published per second", sum(r.msg_rate_in for r in topic_rates)),
+        ("rate_out", "gauge", "Messages dispatched per second", sum(r.msg_rate_out for r in topic_rates)),
+        ("throughput_in", "gauge", "Bytes published per second", sum(r.msg_throughput_in for r in topic_rates)),
+        ("throughput_out", "gauge", "Bytes dispatched per second", sum(r.msg_throughput_out for r in topic_rates)),
+        ("in_messages_total", "counter", "Messages published (topics loaded now)",
+         sum(t.stats.messages_in for t in topics)),
+        ("out_messages_total", "counter", "Messages dispatched (topics loaded now)",
+         sum(t.stats.messages_out for t in topics)),
+        ("in_bytes_total", "counter", "Bytes published (topics loaded now)", sum(t.stats.bytes_in for t in topics)),
+        ("out_bytes_total", "counter", "Bytes dispatched (topics loaded now)", sum(t.stats.bytes_out for t in topics)),
+    ]
+    write_rate, read_rate = rates.rates(sum(t.ledger.write_latency.count for t in persistent),
+                                        sum(t.ledger.entries_read for t in persistent))
+    sums += [("storage_write_rate", "gauge", "Entries written to storage per second (since the last scrape)",
+              write_rate),
+             ("storage_read_rate", "gauge", "Entries read from storage per second (since the last scrape)", read_rate)]
+    for name, kind, help_text, value in sums:
+        _sample(lines, f"pulsar_broker_{name}", kind, help_text, [(cluster, value)])
+    active = len(broker.connections)
+    _sample(lines, "pulsar_active_connections", "gauge", "Open client connections", [(cluster, active)])
+    _sample(lines, "pulsar_connection_created_total_count", "counter", "Client connections accepted",
+            [(cluster, broker.connections_created)])
+    _sample(lines, "pulsar_connection_closed_total_count", "counter", "Client connections closed",
+            [(cluster, broker.connections_created - active)])
+    lines += journal_lines(broker.storage)
+    return lines
+
+
+def journal_lines(storage: Any) -> list[str]:
+    """BookKeeper's journal sync histogram, when the storage is the embedded bookie."""
+    journal = getattr(getattr(getattr(storage, "bookkeeper", None), "bookie", None), "journal", None)
+    if journal is None:
+        return []
+    latency = journal.sync_latency
+    name = "bookie_journal_JOURNAL_SYNC"
+    lines = [f"# HELP {name} Journal fsync latency (seconds)", f"# TYPE {name} histogram"]
+    lines += [f'{name}_bucket{{le="{bound:g}"}} {count}' for bound, count in zip(SYNC_BOUNDS_S, latency.buckets)]
+    lines += [f'{name}_bucket{{le="+Inf"}} {latency.count}', f"{name}_sum {latency.total_s:.6f}",
+              f"{name}_count {latency.count}"]
+    _sample(lines, "bookie_journal_JOURNAL_SYNC_total", "counter", "Journal fsyncs", [("", journal.syncs)])
+    _sample(lines, "bookie_journal_JOURNAL_GROUPS_total", "counter", "Journal group commits", [("", journal.groups)])
+    return lines
+
+
+def process_lines() -> list[str]:
+    """The Prometheus client's process_* metrics, read from /proc (Linux)."""
+    lines: list[str] = []
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    _sample(lines, "process_cpu_seconds_total", "counter", "User and system CPU time spent (seconds)",
+            [("", usage.ru_utime + usage.ru_stime)])
+    try:
+        with open("/proc/self/statm") as statm:
+            virtual_pages, resident_pages = (int(v) for v in statm.read().split()[:2])
+        _sample(lines, "process_resident_memory_bytes", "gauge", "Resident memory size (bytes)",
+                [("", resident_pages * _PAGE_SIZE)])
+        _sample(lines, "process_virtual_memory_bytes", "gauge", "Virtual memory size (bytes)",
+                [("", virtual_pages * _PAGE_SIZE)])
+        _sample(lines, "process_open_fds", "gauge", "Open file descriptors", [("", len(os.listdir("/proc/self/fd")))])
+        with open("/proc/self/stat") as stat:
+            start_ticks = int(stat.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/stat") as system:
+            boot = next(int(line.split()[1]) for line in system if line.startswith("btime"))
+        _sample(lines, "process_start_time_seconds", "gauge", "Start time since the epoch (seconds)",
+                [("", boot + start_ticks / _CLOCK_TICKS)])
+    except (OSError, ValueError, StopIteration):
+        pass   # not Linux: the CPU time above is all there is
+    _sample(lines, "process_max_fds", "gauge", "Maximum open file descriptors",
+            [("", resource.getrlimit(resource.RLIMIT_NOFILE)[0])])
+    return lines

@@ -1,0 +1,1 @@
+"""Command-line tools on the official Python client: `pulsard client` and `pulsard perf`."""
