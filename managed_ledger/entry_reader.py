@@ -19,6 +19,8 @@ class EntryReader:
         self._bookkeeper = bookkeeper
         self._cache = cache
         self._handles: dict[int, ReadHandle] = {}
+        #: Entries read so far (cache or disk), for the storage read-rate metric.
+        self.entries_read = 0
 
     def use(self, ledger_id: int, handle: ReadHandle) -> None:
         """Read ledger_id through handle (one already open: a recovered ledger, the writer)."""
@@ -49,6 +51,7 @@ class EntryReader:
                     f"reading {ledger_id}:{entry_id}..{last} failed: {exc}") from exc
             entries.extend(Entry(Position(ledger_id, number), data)
                            for number, data in enumerate(stored, start=entry_id))
+        self.entries_read += len(entries)
         return entries
 
     async def _handle(self, ledger_id: int) -> ReadHandle:

@@ -110,7 +110,6 @@ class ManagedLedgerImpl:
         self._last_add: asyncio.Future[Position] | None = None
         self.retention = RetentionPolicy(config.retention_time_minutes, config.retention_size_mb)
         self.write_latency = LatencyHistogram()
-        self.entries_read = 0
 
     @classmethod
     async def open(cls, name: str, config: StorageConfig, store: MetadataStore,
@@ -121,10 +120,6 @@ class ManagedLedgerImpl:
         return ledger
 
     # ---- properties ----------------------------------------------------------------------
-
-    @property
-    def state(self) -> ManagedLedgerState:
-        return self._state
 
     @property
     def last_confirmed_entry(self) -> Position:
@@ -141,6 +136,10 @@ class ManagedLedgerImpl:
     @property
     def terminated(self) -> bool:
         return self._terminating is not None or self._terminated is not None
+
+    @property
+    def entries_read(self) -> int:
+        return self._reads.entries_read
 
     @property
     def number_of_entries(self) -> int:
@@ -416,9 +415,7 @@ class ManagedLedgerImpl:
 
     async def read_ledger_range(self, ledger_id: int, first: int, last: int) -> list[Entry]:
         """Entries first..last of one ledger: from the cache while it has them, then disk."""
-        entries = await self._reads.read(ledger_id, first, last)
-        self.entries_read += len(entries)
-        return entries
+        return await self._reads.read(ledger_id, first, last)
 
     async def find_newest_matching(self, condition: Callable[[Entry], bool]) -> Position | None:
         """The newest entry meeting condition, when it holds for a prefix of the log."""
