@@ -9,7 +9,6 @@ import logging
 import sys
 from pathlib import Path
 
-import pulsar
 import uvloop
 
 from managed_ledger.errors import DataDirInUseError
@@ -69,6 +68,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "admin":
         sys.exit(run_admin(args))
     if args.command in ("client", "perf"):
+        import pulsar   # only these two commands load the client library
         try:
             sys.exit(args.run(args))
         except (OSError, ValueError, pulsar.PulsarException) as exc:

@@ -1,20 +1,24 @@
 """`pulsard client produce|consume`: pulsar-client's two commands, on the official Python client,
-so a topic can be fed and watched from a shell without writing a program."""
+so a topic can be fed and watched from a shell without writing a program.
+
+The client library is imported when a command runs, never by `pulsard standalone`.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 import time
-from typing import Iterator
-
-import pulsar
+from typing import TYPE_CHECKING, Any, Iterator
 
 from server.admin.client_conf import load_client_conf
 
-SUBSCRIPTION_TYPES = {"Exclusive": pulsar.ConsumerType.Exclusive, "Shared": pulsar.ConsumerType.Shared,
-                      "Failover": pulsar.ConsumerType.Failover, "Key_Shared": pulsar.ConsumerType.KeyShared}
-POSITIONS = {"Latest": pulsar.InitialPosition.Latest, "Earliest": pulsar.InitialPosition.Earliest}
+if TYPE_CHECKING:
+    import pulsar
+
+#: pulsar-client's names for them -> the Python client's enum members.
+SUBSCRIPTION_TYPES = {"Exclusive": "Exclusive", "Shared": "Shared", "Failover": "Failover", "Key_Shared": "KeyShared"}
+POSITIONS = {"Latest": "Latest", "Earliest": "Earliest"}
 RECEIVE_POLL_MS = 1000
 
 
@@ -43,7 +47,15 @@ def add_client_parser(commands: argparse._SubParsersAction) -> None:
     consume.set_defaults(run=consume_command)
 
 
+def consumer_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The subscription type and initial position named on the command line."""
+    import pulsar
+    return {"consumer_type": getattr(pulsar.ConsumerType, SUBSCRIPTION_TYPES[args.subscription_type]),
+            "initial_position": getattr(pulsar.InitialPosition, POSITIONS[args.subscription_position])}
+
+
 def open_client(args: argparse.Namespace) -> pulsar.Client:
+    import pulsar
     """The client for --url, else client.conf's; its own log kept to warnings (stdout is for messages)."""
     return pulsar.Client(args.url or load_client_conf().broker_service_url,
                          logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn))
@@ -103,12 +115,11 @@ def _describe(message: pulsar.Message, hex_payload: bool) -> str:
 
 
 def consume_command(args: argparse.Namespace) -> int:
+    import pulsar
     client = open_client(args)
     received = 0
     try:
-        consumer = client.subscribe(args.topic, args.subscription_name,
-                                    consumer_type=SUBSCRIPTION_TYPES[args.subscription_type],
-                                    initial_position=POSITIONS[args.subscription_position])
+        consumer = client.subscribe(args.topic, args.subscription_name, **consumer_options(args))
         while args.num_messages <= 0 or received < args.num_messages:
             try:
                 message = consumer.receive(timeout_millis=RECEIVE_POLL_MS)

@@ -13,9 +13,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-import pulsar
-
-from server.tools.client_cli import POSITIONS, SUBSCRIPTION_TYPES, open_client
+from server.tools.client_cli import POSITIONS, SUBSCRIPTION_TYPES, consumer_options, open_client
 
 PERCENTILES = (50, 95, 99, 99.9)
 NOTE = "A convenience on the Python client; benchmarks/ has the tools that measure and compare the broker."
@@ -110,6 +108,7 @@ def _summary(label: str, window: Window, clock: Clock) -> None:
 
 
 def perf_produce(args: argparse.Namespace) -> int:
+    import pulsar
     client = open_client(args)
     window, clock, payload = Window(), Clock(args), os.urandom(args.size)
     try:
@@ -136,12 +135,11 @@ def perf_produce(args: argparse.Namespace) -> int:
 
 
 def perf_consume(args: argparse.Namespace) -> int:
+    import pulsar
     client = open_client(args)
     window, clock = Window(), Clock(args)
     try:
-        consumer = client.subscribe(args.topic, args.subscription,
-                                    consumer_type=SUBSCRIPTION_TYPES[args.subscription_type],
-                                    initial_position=POSITIONS[args.subscription_position])
+        consumer = client.subscribe(args.topic, args.subscription, **consumer_options(args))
         received = 0
         while not clock.done(received):
             try:
