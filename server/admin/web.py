@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import logging
 import socket
+from collections.abc import Sequence
+from typing import Any
 
 from aiohttp import web
 
@@ -20,21 +22,27 @@ from .metrics import render
 
 log = logging.getLogger(__name__)
 
+Middleware = Any   # an aiohttp middleware
 
-def build_app(broker: BrokerService, resources: AdminResources) -> web.Application:
+
+def build_app(broker: BrokerService, resources: AdminResources, middlewares: Sequence[Middleware] = (),
+              routes: Sequence[web.RouteDef] = ()) -> web.Application:
+    """The app; a cluster broker adds its middlewares (redirects to owners) and routes."""
     async def metrics(request: web.Request) -> web.Response:
         body = render(broker.config, [*broker.topics, *broker.non_persistent_topics])
         return web.Response(text=body, content_type="text/plain", charset="utf-8")
 
-    app = web.Application(middlewares=[json_errors])
-    app.add_routes([web.get("/metrics", metrics), web.get("/metrics/", metrics), *admin_routes(broker, resources)])
+    app = web.Application(middlewares=[json_errors, *middlewares])
+    app.add_routes([web.get("/metrics", metrics), web.get("/metrics/", metrics), *admin_routes(broker, resources),
+                    *routes])
     return app
 
 
-async def start_web(broker: BrokerService, resources: AdminResources, sock: socket.socket) -> web.AppRunner:
+async def start_web(broker: BrokerService, resources: AdminResources, sock: socket.socket,
+                    middlewares: Sequence[Middleware] = (), routes: Sequence[web.RouteDef] = ()) -> web.AppRunner:
     """Serve the admin API, lookups and /metrics on sock (bound before storage was opened)."""
     quiet_client_errors()
-    runner = web.AppRunner(build_app(broker, resources), access_log=None)
+    runner = web.AppRunner(build_app(broker, resources, middlewares, routes), access_log=None)
     await runner.setup()
     await web.SockSite(runner, sock).start()
     return runner

