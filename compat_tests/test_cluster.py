@@ -103,3 +103,56 @@ def test_lookup_redirect_is_followed_by_the_client(brokers):
     finally:
         client.close()
     assert owner_of(a, redirected[0]) == b.service_url
+
+
+def read_all(client, topic: str) -> list[str]:
+    reader = client.create_reader(topic, pulsar.MessageId.earliest)
+    values = []
+    while reader.has_message_available():
+        values.append(reader.read_next(timeout_millis=10000).data().decode())
+    reader.close()
+    return values
+
+
+def test_broker_killed_its_topics_move_nothing_lost_nothing_duplicated(brokers):
+    """Runs last: it kills B."""
+    a, b = brokers
+    create_namespace(a, "public/failover", deduplication=True)
+    topic = "persistent://public/failover/orders"
+    status, body = http("PUT", f"{a.web_url}/admin/v2/persistent/public/failover/orders/partitions", 4)
+    assert status == 204, body
+    client = pulsar.Client(a.service_url, operation_timeout_seconds=60)
+    try:
+        consumer = client.subscribe(topic, "audit", initial_position=pulsar.InitialPosition.Earliest)
+        producer = client.create_producer(
+            topic, producer_name="failover-producer", batching_enabled=False, send_timeout_millis=0,
+            message_routing_mode=pulsar.PartitionsRoutingMode.RoundRobinDistribution)
+        owners = {owner_of(a, f"{topic}-partition-{i}") for i in range(4)}
+        assert owners == {a.service_url, b.service_url}, "both brokers serve partitions"
+        receipted: set[str] = set()
+        lock = threading.Lock()
+
+        def receipt(result, message_id, value):
+            if result == pulsar.Result.Ok:
+                with lock:
+                    receipted.add(value)
+
+        for i in range(600):
+            value = f"order-{i}"
+            producer.send_async(value.encode(), lambda r, m, v=value: receipt(r, m, v))
+            if i == 200:
+                b.kill9()
+            time.sleep(0.005)
+        producer.flush()
+        assert len(receipted) == 600
+        owners = {owner_of(a, f"{topic}-partition-{i}") for i in range(4)}
+        assert owners == {a.service_url}, "A took B's bundles over"
+        consumed: set[str] = set()
+        while not receipted <= consumed:
+            message = consumer.receive(timeout_millis=30000)
+            consumed.add(message.data().decode())
+            consumer.acknowledge(message)
+        stored = [value for i in range(4) for value in read_all(client, f"{topic}-partition-{i}")]
+        assert sorted(stored) == sorted(receipted), "every receipted message stored exactly once"
+    finally:
+        client.close()
