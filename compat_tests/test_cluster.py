@@ -105,6 +105,30 @@ def test_lookup_redirect_is_followed_by_the_client(brokers):
     assert owner_of(a, redirected[0]) == b.service_url
 
 
+def test_bundle_unload_lets_another_broker_take_it(brokers):
+    a, b = brokers
+    topic = "persistent://public/default/unload-me"
+    client = pulsar.Client(a.service_url, operation_timeout_seconds=30)
+    try:
+        producer = client.create_producer(topic, batching_enabled=False)
+        producer.send(b"before")
+        owner = owner_of(a, topic)
+        other = b if owner == a.service_url else a
+        bundle = BUNDLES.bundle_of(TopicName.parse(topic)).range
+        # asked of the broker that does not own it: 307 to the owner, which releases it
+        status, body = http("PUT", f"{other.web_url}/admin/v2/namespaces/public/default/{bundle}/unload")
+        assert status == 204, body
+        producer.send(b"after")   # the client looks the topic up again and reconnects
+        assert owner_of(a, topic) in (a.service_url, b.service_url)
+        assert read_all(client, topic) == ["before", "after"]
+        status, body = http("PUT", f"{other.web_url}/admin/v2/persistent/public/default/unload-me/unload")
+        assert status == 204, body   # topic unload, on the owner through a 307
+        producer.send(b"again")
+        assert read_all(client, topic) == ["before", "after", "again"]
+    finally:
+        client.close()
+
+
 def read_all(client, topic: str) -> list[str]:
     reader = client.create_reader(topic, pulsar.MessageId.earliest)
     values = []
