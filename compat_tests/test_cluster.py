@@ -77,6 +77,12 @@ def test_partitioned_topic_spread_over_both_brokers(brokers):
         client.close()
     owners = {owner_of(b, f"{topic}-partition-{i}") for i in range(8)}
     assert owners == {a.service_url, b.service_url}
+    status, active = http("GET", f"{a.web_url}/admin/v2/brokers/pulsard-cluster")
+    assert sorted(active) == sorted(f"127.0.0.1:{x.web_port}" for x in brokers)
+    for broker in brokers:   # asked of A, each answered by the broker itself (307)
+        status, owned = http("GET", f"{a.web_url}/admin/v2/brokers/pulsard-cluster/127.0.0.1:{broker.web_port}"
+                                    f"/ownedNamespaces")
+        assert status == 200 and any(k.startswith("public/default/0x") for k in owned), owned
     status, body = http("GET", f"{b.web_url}/admin/v2/persistent/public/default/spread-partition-0/stats")
     assert status == 200 and body["msgInCounter"] + body["msgOutCounter"] > 0, body   # 307 to its owner
 
@@ -125,6 +131,14 @@ def test_bundle_unload_lets_another_broker_take_it(brokers):
         assert status == 204, body   # topic unload, on the owner through a 307
         producer.send(b"again")
         assert read_all(client, topic) == ["before", "after", "again"]
+        status, body = http("PUT", f"{a.web_url}/admin/v2/namespaces/public/default/unload")
+        assert status == 204, body   # every bundle, at its owner
+        for broker in brokers:
+            _, owned = http("GET", f"{broker.web_url}/admin/v2/brokers/pulsard-cluster/127.0.0.1:{broker.web_port}"
+                                   f"/ownedNamespaces")
+            assert not [k for k in owned if k.startswith("public/default/")], owned
+        producer.send(b"last")
+        assert read_all(client, topic) == ["before", "after", "again", "last"]
     finally:
         client.close()
 
@@ -145,6 +159,11 @@ def test_broker_killed_its_topics_move_nothing_lost_nothing_duplicated(brokers):
     topic = "persistent://public/failover/orders"
     status, body = http("PUT", f"{a.web_url}/admin/v2/persistent/public/failover/orders/partitions", 4)
     assert status == 204, body
+    for i in range(4):   # the partitions are in 4 bundles: A takes two, B two (authoritative lookups)
+        owner = brokers[i % 2]
+        status, body = http("GET", f"{owner.web_url}/lookup/v2/topic/persistent/public/failover/"
+                                   f"orders-partition-{i}?authoritative=true")
+        assert status == 200 and body["brokerUrl"] == owner.service_url, body
     client = pulsar.Client(a.service_url, operation_timeout_seconds=60)
     try:
         consumer = client.subscribe(topic, "audit", initial_position=pulsar.InitialPosition.Earliest)

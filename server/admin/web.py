@@ -27,14 +27,15 @@ Middleware = Any   # an aiohttp middleware
 
 def build_app(broker: BrokerService, resources: AdminResources, middlewares: Sequence[Middleware] = (),
               routes: Sequence[web.RouteDef] = ()) -> web.Application:
-    """The app; a cluster broker adds its middlewares (redirects to owners) and routes."""
+    """The app; a cluster broker adds its middlewares (redirects to owners) and routes, which
+    come first so that they replace the standalone answers of the same paths."""
     async def metrics(request: web.Request) -> web.Response:
         body = render(broker.config, [*broker.topics, *broker.non_persistent_topics])
         return web.Response(text=body, content_type="text/plain", charset="utf-8")
 
     app = web.Application(middlewares=[json_errors, *middlewares])
-    app.add_routes([web.get("/metrics", metrics), web.get("/metrics/", metrics), *admin_routes(broker, resources),
-                    *routes])
+    app.add_routes([*routes, web.get("/metrics", metrics), web.get("/metrics/", metrics),
+                    *admin_routes(broker, resources)])
     return app
 
 

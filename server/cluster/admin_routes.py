@@ -1,15 +1,18 @@
 """The admin API of a cluster broker: topic-level calls go to the topic's owner (a 307, as
-Pulsar's validateTopicOwnership answers), and namespace bundles can be listed and unloaded."""
+Pulsar's validateTopicOwnership answers); namespace bundles can be listed and unloaded; the
+active brokers are the registered ones. These routes come before the standalone ones, whose
+answers of the same paths (one broker, no bundles) they replace."""
 
 from __future__ import annotations
 
-from aiohttp import web
+from aiohttp import ClientSession, web
 
 from server.admin.brokers import redirect_url
-from server.admin.errors import rest_handler
+from server.admin.errors import NOT_FOUND, RestError, require, rest_handler
 from server.admin.namespaces import NS
 from server.admin.topic_access import TopicAccess
 
+from .broker_registry import BrokerRegistry
 from .cluster_lookup import ClusterLookup
 from .ownership import Ownership
 
@@ -53,4 +56,40 @@ def bundle_routes(ownership: Ownership) -> list[web.RouteDef]:
         await ownership.release(bundle)
         return web.Response(status=204)
 
-    return [web.get(NS + "/bundles", bundles), web.put(NS + "/{bundle}/unload", unload)]
+    @rest_handler
+    async def unload_namespace(request: web.Request) -> web.Response:
+        """Every bundle of the namespace, each released by its owner (asked over HTTP)."""
+        namespace = f"{request.match_info['tenant']}/{request.match_info['namespace']}"
+        async with ClientSession() as session:
+            for bundle in ownership.bundles.all_of(namespace):
+                owner = await ownership.owner_of(bundle)
+                if owner is ownership.me:
+                    await ownership.release(bundle)
+                elif owner is not None:
+                    url = f"{owner.http_url}/admin/v2/namespaces/{namespace}/{bundle.range}/unload"
+                    async with session.put(url) as response:
+                        if response.status >= 400:
+                            raise RestError(response.status, await response.text())
+        return web.Response(status=204)
+
+    return [web.get(NS + "/bundles", bundles), web.put(NS + "/unload", unload_namespace),
+            web.put(NS + "/{bundle}/unload", unload)]
+
+
+def broker_routes(ownership: Ownership, registry: BrokerRegistry, cluster_name: str) -> list[web.RouteDef]:
+    @rest_handler
+    async def active_brokers(request: web.Request) -> web.Response:
+        require(request.match_info["cluster"] == cluster_name, NOT_FOUND, "Cluster does not exist")
+        return web.json_response(sorted(b.address.broker_id for b in await registry.brokers()))
+
+    @rest_handler
+    async def owned_namespaces(request: web.Request) -> web.Response:
+        """Pulsar's NamespaceOwnershipStatus by bundle; asked of another broker: a 307 there."""
+        require(request.match_info["cluster"] == cluster_name, NOT_FOUND, "Cluster does not exist")
+        if request.match_info["broker"] != ownership.me.broker_id:
+            raise web.HTTPTemporaryRedirect(redirect_url(f"http://{request.match_info['broker']}", request, False))
+        return web.json_response({str(b): {"broker_assignment": "shared", "is_controlled": False, "is_active": True}
+                                  for b in ownership.owned()})
+
+    return [web.get("/admin/v2/brokers/{cluster}", active_brokers),
+            web.get("/admin/v2/brokers/{cluster}/{broker}/ownedNamespaces", owned_namespaces)]

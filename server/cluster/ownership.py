@@ -47,6 +47,9 @@ class Ownership:
         self._chores: set[asyncio.Task] = set()
         store.add_session_listener(self._on_session)
 
+    def owned(self) -> list[Bundle]:
+        return list(self._owned.values())
+
     def owns(self, bundle: Bundle) -> bool:
         return bundle.path in self._owned
 
@@ -97,7 +100,7 @@ class Ownership:
         return True
 
     async def _publish(self) -> None:
-        await self._registry.owned_bundles_changed([str(b) for b in self._owned.values()])
+        await self._registry.owned_bundles_changed([str(b) for b in self.owned()])
 
     def _on_session(self, event: SessionEvent) -> None:
         if event is SessionEvent.EXPIRED:
