@@ -64,7 +64,21 @@ class Ownership:
         if self.owns(bundle):
             return self.me
         stored = await self._store.get(bundle.path)
-        return BrokerAddress.from_json(json.loads(stored[0])) if stored is not None else None
+        if stored is None:
+            return None
+        owner = BrokerAddress.from_json(json.loads(stored[0]))
+        if owner == self.me:   # left by an earlier session of ours (restarted within the timeout)
+            return await self._reclaim(bundle)
+        return owner
+
+    async def _reclaim(self, bundle: Bundle) -> BrokerAddress:
+        """As Pulsar's resource locks do with a lock holding their own value: delete, take again."""
+        log.info("reclaiming bundle %s from an earlier session of this broker", bundle)
+        try:
+            await self._store.delete(bundle.path)
+        except MetadataNotFoundError:
+            pass
+        return await self.acquire(bundle)
 
     async def acquire(self, bundle: Bundle) -> BrokerAddress:
         """Take the bundle, or learn who took it first."""

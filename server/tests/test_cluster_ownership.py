@@ -183,3 +183,18 @@ async def test_lookups_spread_unowned_bundles_over_the_least_loaded_brokers():
     assert not taken.redirect and taken.broker_url == "pulsar://127.0.0.1:6651"
     owned = await lookup_a.answer(redirected[0])   # owned elsewhere: Connect to the owner
     assert not owned.redirect and owned.broker_url == "pulsar://127.0.0.1:6651"
+
+
+async def test_a_restarted_broker_reclaims_the_bundles_of_its_earlier_session():
+    tree = Tree()
+    _, old, _, _ = await broker(tree, 6650)
+    bundle = BUNDLES.all_of("public/default")[3]
+    await old.acquire(bundle)
+    _, b, _, _ = await broker(tree, 6651)
+    assert await b.owner_of(bundle) == address(6650)
+    session = Session(tree)   # the same broker again, before ZooKeeper expired the old session
+    registry = BrokerRegistry(session, address(6650))
+    await registry.register()
+    again = Ownership(session, BUNDLES, registry, Topics())
+    assert await again.owner_of(bundle) is again.me and again.owns(bundle)
+    assert tree.nodes[bundle.path][2] is session
