@@ -85,6 +85,10 @@ def test_partitioned_topic_spread_over_both_brokers(brokers):
         assert status == 200 and any(k.startswith("public/default/0x") for k in owned), owned
     status, body = http("GET", f"{b.web_url}/admin/v2/persistent/public/default/spread-partition-0/stats")
     assert status == 200 and body["msgInCounter"] + body["msgOutCounter"] > 0, body   # 307 to its owner
+    status, body = http("DELETE", f"{b.web_url}/admin/v2/persistent/public/default/spread/partitions?force=true")
+    assert status == 204, body   # each partition deleted at its owner, then the metadata
+    _, names = http("GET", f"{a.web_url}/admin/v2/persistent/public/default")
+    assert not [n for n in names if "/spread" in n], names
 
 
 def test_lookup_redirect_is_followed_by_the_client(brokers):

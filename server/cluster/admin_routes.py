@@ -5,6 +5,9 @@ answers of the same paths (one broker, no bundles) they replace."""
 
 from __future__ import annotations
 
+from typing import Protocol
+from urllib.parse import quote
+
 from aiohttp import ClientSession, web
 
 from server.admin.brokers import redirect_url
@@ -12,9 +15,15 @@ from server.admin.errors import NOT_FOUND, RestError, require, rest_handler
 from server.admin.namespaces import NS
 from server.admin.topic_access import TopicAccess
 
-from .broker_registry import BrokerRegistry
+from server.topics.topic_name import TopicName
+
+from .broker_registry import BrokerAddress, BrokerRegistry
 from .cluster_lookup import ClusterLookup
 from .ownership import Ownership
+
+class PartitionCounts(Protocol):
+    async def partitioned_count(self, name: TopicName) -> int: ...
+
 
 #: TOPIC_PATH as aiohttp names its routes (canonical: without the domain's pattern).
 TOPIC_ROUTE = "/admin/v2/{domain}/{tenant}/{namespace}/{topic}"
@@ -35,6 +44,28 @@ def topic_owner_redirects(lookup: ClusterLookup):
                 raise web.HTTPTemporaryRedirect(redirect_url(placement.owner.http_url, request, placement.redirect))
         return await handler(request)
     return redirect_to_owner
+
+
+def partition_deletes(broker: PartitionCounts, me: BrokerAddress):
+    """Middleware: deleting a partitioned topic first deletes each partition at its owner (a
+    partition's ledgers must not be deleted under the broker writing them), as Pulsar's admin
+    fans the deletion out; the metadata is then deleted here."""
+
+    @web.middleware
+    async def delete_at_owners(request: web.Request, handler):  # type: ignore[no-untyped-def]
+        route = request.match_info.route.resource
+        if request.method == "DELETE" and route is not None and route.canonical == TOPIC_ROUTE + "/partitions":
+            name = TopicAccess.name(request)
+            async with ClientSession() as session:
+                for index in range(await broker.partitioned_count(name)):
+                    partition = name.partition(index)
+                    url = (f"{me.http_url}/admin/v2/{partition.domain}/{partition.namespace}/"
+                           f"{quote(partition.local_name, safe='')}")
+                    async with session.delete(url, params=request.query) as response:
+                        if response.status >= 400 and response.status != 404:
+                            raise RestError(response.status, await response.text())
+        return await handler(request)
+    return delete_at_owners
 
 
 def bundle_routes(ownership: Ownership) -> list[web.RouteDef]:

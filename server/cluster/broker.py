@@ -21,7 +21,7 @@ from server.connection.connection import Connection
 from server.malloc_tuning import return_large_buffers_to_the_system
 from server.standalone import BACKLOG, listening_socket
 
-from .admin_routes import broker_routes, bundle_routes, topic_owner_redirects
+from .admin_routes import broker_routes, bundle_routes, partition_deletes, topic_owner_redirects
 from .broker_registry import BrokerAddress, BrokerRegistry
 from .bundles import NamespaceBundles
 from .cluster_lookup import ClusterLookup
@@ -63,7 +63,8 @@ async def run_broker(config: BrokerConfig) -> None:
     resources = AdminResources(broker)
     await resources.bootstrap()
     server = await loop.create_server(lambda: Connection(broker), sock=broker_socket, backlog=BACKLOG)
-    web = await start_web(broker, resources, web_socket, [topic_owner_redirects(broker.lookup)],
+    middlewares = [topic_owner_redirects(broker.lookup), partition_deletes(broker, registry.me)]
+    web = await start_web(broker, resources, web_socket, middlewares,
                           [*bundle_routes(ownership), *broker_routes(ownership, registry, config.cluster_name)])
     await registry.register()
     log.info("pulsard broker %s of cluster %s ready in %.0f ms: %s", registry.me.broker_id,
