@@ -4,6 +4,8 @@ followed, a broker killed with kill -9 and its topics taken over with nothing re
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 
@@ -145,6 +147,37 @@ def test_bundle_unload_lets_another_broker_take_it(brokers):
         assert read_all(client, topic) == ["before", "after", "again", "last"]
     finally:
         client.close()
+
+
+def test_a_broker_paused_past_its_session_loses_its_bundles(brokers):
+    """SIGSTOP B past its ZooKeeper session: A takes B's bundle (fencing B's ledger); resumed,
+    B learns its session expired, stops serving, and its clients move to A."""
+    a, b = brokers
+    create_namespace(a, "public/pause", deduplication=True)
+    topic = "persistent://public/pause/paused"
+    status, body = http("GET", f"{b.web_url}/lookup/v2/topic/persistent/public/pause/paused?authoritative=true")
+    assert status == 200 and body["brokerUrl"] == b.service_url, body
+    old_client = pulsar.Client(b.service_url, operation_timeout_seconds=30)
+    new_client = pulsar.Client(a.service_url, operation_timeout_seconds=30)
+    try:
+        old = old_client.create_producer(topic, producer_name="old", batching_enabled=False)
+        old.send(b"old-1")
+        os.kill(b.pid, signal.SIGSTOP)
+        try:
+            time.sleep(6)   # past metadataStoreSessionTimeoutMillis (4 s)
+            assert owner_of(a, topic) == a.service_url   # B's node expired: A takes the bundle
+            new = new_client.create_producer(topic, producer_name="new", batching_enabled=False)
+            new.send(b"new-1")
+        finally:
+            os.kill(b.pid, signal.SIGCONT)
+        time.sleep(2)
+        old.send(b"old-2")   # B gave the topic up: the producer reconnects to A
+        _, owned = http("GET", f"{b.web_url}/admin/v2/brokers/pulsard-cluster/127.0.0.1:{b.web_port}/ownedNamespaces")
+        assert not [k for k in owned if k.startswith("public/pause/")], owned
+        assert sorted(read_all(new_client, topic)) == ["new-1", "old-1", "old-2"]
+    finally:
+        old_client.close()
+        new_client.close()
 
 
 def read_all(client, topic: str) -> list[str]:
