@@ -4,7 +4,6 @@ metadata under a ZooKeeper chroot of its own, so groups never see each other's b
 
 from __future__ import annotations
 
-import json
 import shutil
 import uuid
 from pathlib import Path

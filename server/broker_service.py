@@ -15,7 +15,7 @@ from managed_ledger.interfaces import ManagedLedgerFactory
 
 from .config import BrokerConfig
 from .connection.advertised_listeners import AdvertisedListeners
-from .connection.lookup import TopicLookup
+from .connection.lookup import Lookup, TopicLookup
 from .connection.publish_buffer import PublishBuffer
 from .errors import MetadataError, NamespaceNotFound, NotAllowed, TopicNotFound
 from .policies.auto_topic_creation import AutoTopicCreation, auto_topic_creation
@@ -61,7 +61,7 @@ class BrokerService:
                  listeners: AdvertisedListeners) -> None:
         self.config = config
         self.listeners = listeners
-        self.lookup = TopicLookup(self, listeners)
+        self.lookup: Lookup = TopicLookup(self, listeners)
         #: None for standalone (every topic is served here); set by a broker of a cluster
         self.served: ServedTopics | None = None
         self.storage = storage

@@ -14,12 +14,13 @@ from server.admin.brokers import redirect_url
 from server.admin.errors import NOT_FOUND, RestError, require, rest_handler
 from server.admin.namespaces import NS
 from server.admin.topic_access import TopicAccess
-
+from server.errors import NamespaceNotFound
 from server.topics.topic_name import TopicName
 
 from .broker_registry import BrokerAddress, BrokerRegistry
 from .cluster_lookup import ClusterLookup
 from .ownership import Ownership
+
 
 class PartitionCounts(Protocol):
     async def partitioned_count(self, name: TopicName) -> int: ...
@@ -27,7 +28,6 @@ class PartitionCounts(Protocol):
 
 #: TOPIC_PATH as aiohttp names its routes (canonical: without the domain's pattern).
 TOPIC_ROUTE = "/admin/v2/{domain}/{tenant}/{namespace}/{topic}"
-
 
 
 def topic_owner_redirects(lookup: ClusterLookup):
@@ -39,7 +39,12 @@ def topic_owner_redirects(lookup: ClusterLookup):
         route = request.match_info.route.resource
         canonical = route.canonical if route is not None else ""
         if canonical.startswith(TOPIC_ROUTE) and "/partition" not in canonical[len(TOPIC_ROUTE):]:
-            placement = await lookup.place(TopicAccess.name(request), request.query.get("authoritative") == "true")
+            try:
+                name = TopicAccess.name(request)
+                await lookup.check_namespace(name)
+            except (RestError, NamespaceNotFound):
+                return await handler(request)   # which answers the bad name or namespace
+            placement = await lookup.place(name, request.query.get("authoritative") == "true")
             if not placement.is_me:
                 raise web.HTTPTemporaryRedirect(redirect_url(placement.owner.http_url, request, placement.redirect))
         return await handler(request)

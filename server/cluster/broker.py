@@ -58,12 +58,12 @@ async def run_broker(config: BrokerConfig) -> None:
     registry = BrokerRegistry(storage.metadata_store, BrokerAddress.of(config, listeners))
     ownership = Ownership(storage.metadata_store, bundles, registry, broker)
     broker.served = ownership
-    broker.lookup = ClusterLookup(broker, ownership, registry)   # type: ignore[assignment]
+    lookup = broker.lookup = ClusterLookup(broker, ownership, registry)
     await broker.start()
     resources = AdminResources(broker)
     await resources.bootstrap()
     server = await loop.create_server(lambda: Connection(broker), sock=broker_socket, backlog=BACKLOG)
-    middlewares = [topic_owner_redirects(broker.lookup), partition_deletes(broker, registry.me)]
+    middlewares = [topic_owner_redirects(lookup), partition_deletes(broker, registry.me)]
     web = await start_web(broker, resources, web_socket, middlewares,
                           [*bundle_routes(ownership), *broker_routes(ownership, registry, config.cluster_name)])
     await registry.register()

@@ -40,6 +40,11 @@ class ClusterLookup:
         self._spread = LoadSpread(registry)
         self._deciding = asyncio.Lock()
 
+    async def check_namespace(self, name: TopicName) -> None:
+        """NamespaceNotFound unless the topic's namespace exists (no bundle of a namespace that
+        does not exist is ever taken)."""
+        await self._broker.auto_topic_creation(name)
+
     async def place(self, name: TopicName, authoritative: bool = False) -> Placement:
         bundle = self._ownership.bundles.bundle_of(name)
         owner = await self._ownership.owner_of(bundle)

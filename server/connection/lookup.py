@@ -49,6 +49,13 @@ async def check_topic_may_exist(broker: KnownTopics, name: TopicName) -> None:
         raise TopicNotFound(f"Topic {name} does not exist")
 
 
+class Lookup(Protocol):
+    """Where a client should go for a topic: TopicLookup (standalone) or ClusterLookup."""
+
+    async def answer(self, name: TopicName, listener_name: str = "",
+                     authoritative: bool = False) -> "LookupAnswer": ...
+
+
 class TopicLookup:
     def __init__(self, broker: KnownTopics, listeners: AdvertisedListeners) -> None:
         self._broker = broker
