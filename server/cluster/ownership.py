@@ -45,6 +45,7 @@ class Ownership:
         self._owned: dict[str, Bundle] = {}
         self._session_lost = False
         self._chores: set[asyncio.Task] = set()
+        self._locks: dict[str, asyncio.Lock] = {}
         store.add_session_listener(self._on_session)
 
     def owned(self) -> list[Bundle]:
@@ -63,52 +64,67 @@ class Ownership:
     async def owner_of(self, bundle: Bundle) -> BrokerAddress | None:
         if self.owns(bundle):
             return self.me
+        async with self._changing(bundle):   # after any take of ours in flight
+            return await self._owner(bundle)
+
+    async def acquire(self, bundle: Bundle) -> BrokerAddress:
+        """Take the bundle, or learn who took it first."""
+        async with self._changing(bundle):
+            while True:
+                owner = await self._owner(bundle)
+                if owner is not None:
+                    return owner
+                taken = await self._take(bundle)
+                if taken is not None:
+                    return taken
+
+    def _changing(self, bundle: Bundle) -> asyncio.Lock:
+        """One change (or reading during a change) of a bundle at a time, in this broker: a
+        concurrent read must not see our node before we know we own it."""
+        return self._locks.setdefault(bundle.path, asyncio.Lock())
+
+    async def _owner(self, bundle: Bundle) -> BrokerAddress | None:
+        if self.owns(bundle):
+            return self.me
         stored = await self._store.get(bundle.path)
         if stored is None:
             return None
         owner = BrokerAddress.from_json(json.loads(stored[0]))
-        if owner == self.me:   # left by an earlier session of ours (restarted within the timeout)
-            return await self._reclaim(bundle)
-        return owner
-
-    async def _reclaim(self, bundle: Bundle) -> BrokerAddress:
-        """As Pulsar's resource locks do with a lock holding their own value: delete, take again."""
+        if owner != self.me:
+            return owner
+        # left by an earlier session of ours (restarted within its timeout): as Pulsar's
+        # resource locks do with a lock holding their own value, delete it and take it again
         log.info("reclaiming bundle %s from an earlier session of this broker", bundle)
         try:
             await self._store.delete(bundle.path)
         except MetadataNotFoundError:
             pass
-        return await self.acquire(bundle)
+        return await self._take(bundle)
 
-    async def acquire(self, bundle: Bundle) -> BrokerAddress:
-        """Take the bundle, or learn who took it first."""
-        while True:
-            if self.owns(bundle):
-                return self.me
-            try:
-                await self._store.put_ephemeral(bundle.path, json.dumps(self.me.ephemeral_data()).encode())
-            except MetadataBadVersionError:
-                owner = await self.owner_of(bundle)
-                if owner is not None:
-                    return owner
-                continue   # released meanwhile: try again
-            self._owned[bundle.path] = bundle
-            log.info("took ownership of bundle %s", bundle)
-            await self._publish()
-            return self.me
+    async def _take(self, bundle: Bundle) -> BrokerAddress | None:
+        """Create the ownership node; None if another broker created it first."""
+        try:
+            await self._store.put_ephemeral(bundle.path, json.dumps(self.me.ephemeral_data()).encode())
+        except MetadataBadVersionError:
+            return None
+        self._owned[bundle.path] = bundle
+        log.info("took ownership of bundle %s", bundle)
+        await self._publish()
+        return self.me
 
     async def release(self, bundle: Bundle) -> bool:
         """Unload the bundle's topics (their clients look them up again), then give it up."""
-        if not self.owns(bundle):
-            return False
-        for name in self._topics.loaded_topic_names():
-            if bundle.holds(name):
-                await self._topics.unload_topic(name)
-        self._owned.pop(bundle.path, None)
-        try:
-            await self._store.delete(bundle.path)
-        except MetadataNotFoundError:
-            pass
+        async with self._changing(bundle):
+            if not self.owns(bundle):
+                return False
+            for name in self._topics.loaded_topic_names():
+                if bundle.holds(name):
+                    await self._topics.unload_topic(name)
+            self._owned.pop(bundle.path, None)
+            try:
+                await self._store.delete(bundle.path)
+            except MetadataNotFoundError:
+                pass
         log.info("released bundle %s", bundle)
         await self._publish()
         return True
@@ -125,7 +141,12 @@ class Ownership:
             self._start(self._unload_all())
         elif event is SessionEvent.RECONNECTED and self._session_lost:
             self._session_lost = False
-            self._start(self._registry.register())
+            self._start(self._rejoin())
+
+    async def _rejoin(self) -> None:
+        """Registered again, with the bundles owned now (none, until lookups give some)."""
+        await self._registry.register()
+        await self._publish()
 
     def _start(self, chore: Any) -> None:
         task = asyncio.get_running_loop().create_task(chore)

@@ -198,3 +198,12 @@ async def test_a_restarted_broker_reclaims_the_bundles_of_its_earlier_session():
     again = Ownership(session, BUNDLES, registry, Topics())
     assert await again.owner_of(bundle) is again.me and again.owns(bundle)
     assert tree.nodes[bundle.path][2] is session
+
+
+async def test_reads_during_a_take_wait_for_it_never_mistaking_our_node_for_a_stale_one():
+    tree = Tree()
+    session, a, _, _ = await broker(tree, 6650)
+    bundle = BUNDLES.all_of("public/default")[0]
+    answers = await asyncio.gather(a.acquire(bundle), a.owner_of(bundle), a.acquire(bundle), a.owner_of(bundle))
+    assert all(answer is a.me for answer in answers)
+    assert tree.nodes[bundle.path][1:] == (0, session)   # created once, never deleted and re-made
