@@ -48,7 +48,7 @@ def publish(service_url: str, topic: str, messages: int, size: int) -> float:
                 failures.append(result)
             done.release()
 
-        producer.send(payload)   # every partition producer is connected before the clock starts
+        producer.send(payload)   # (every partition producer connected in create_producer) warm-up
         began = time.perf_counter()
         for _ in range(messages):
             producer.send_async(payload, receipt)
