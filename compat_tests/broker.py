@@ -55,7 +55,9 @@ def write_config(path: Path, settings: dict[str, object]) -> Path:
 class Broker:
     """One pulsard process; keeps its ports and data dir across kill9()/restart()."""
 
-    def __init__(self, work_dir: Path, config: dict[str, object] | None = None) -> None:
+    def __init__(self, work_dir: Path, config: dict[str, object] | None = None,
+                 mode: str = "standalone") -> None:
+        self.mode = mode   # or "broker": one broker of a cluster (config names ZooKeeper, bookies)
         self.work_dir = Path(work_dir)
         self.data_dir = self.work_dir / "data"
         self.log_path = self.work_dir / "broker.log"
@@ -83,7 +85,7 @@ class Broker:
     def command(self) -> list[str]:
         program = shlex.split(os.environ.get("PULSARD_COMMAND", "")) or [sys.executable, "-m", "server"]
         cmd = [
-            *program, "standalone",
+            *program, self.mode,
             "--broker-port", str(self.broker_port),
             "--web-port", str(self.web_port),
             "--bind-address", HOST,

@@ -22,6 +22,8 @@ import pytest
 
 from compat_tests.broker import READY_TIMEOUT_S, Broker, BrokerError
 from compat_tests.toolchains import build_admin_java, build_go, build_java, build_pulsar_admin_cli
+from bookkeeper.tests.cluster_fixture import (  # noqa: F401  (the session cluster, its teardown hook)
+    cluster, fetch_jars_if_needed, pytest_runtest_teardown)
 
 CLIENT_OPERATION_TIMEOUT_S = 10
 PARTITIONED_CONFIG = {"allowAutoTopicCreationType": "partitioned", "defaultNumPartitions": 3}
@@ -156,6 +158,7 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
+    fetch_jars_if_needed(config, items)
     here = Path(__file__).parent
     for item in items:
         if here not in Path(item.fspath).parents:

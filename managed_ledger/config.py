@@ -37,6 +37,10 @@ class StorageConfig:
     #: the store of tenants, namespaces and policies; empty means the same as metadataStoreUrl.
     configuration_metadata_store_url: str = field(
         default="", metadata=conf_key("configurationMetadataStoreUrl"))
+    #: ZooKeeper session timeout: how long a dead broker keeps its ephemeral nodes (its
+    #: bundles); ZooKeeper bounds it to 2..20 ticks.
+    metadata_store_session_timeout_ms: int = field(
+        default=10000, metadata=conf_key("metadataStoreSessionTimeoutMillis"))
     #: ledgers on a BookKeeper cluster (bookkeeperMetadataServiceUri set): E bookies per
     #: ledger, Qw copies of each entry, acknowledged after Qa.
     ensemble_size: int = field(default=2, metadata=conf_key("managedLedgerDefaultEnsembleSize"))

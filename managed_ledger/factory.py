@@ -46,7 +46,7 @@ async def _open_store_at(url: str, config: StorageConfig) -> Any:
     if not url:
         return await SqliteMetadataStore.open(config.data_dir / "metadata" / "metadata.db")
     if url.startswith(ZK_URL_PREFIX):
-        return await ZkMetadataStore.open(url)
+        return await ZkMetadataStore.open(url, config.metadata_store_session_timeout_ms / 1000)
     raise BookKeeperError(f"unsupported metadata store url {url!r} (use zk:host:port[/chroot], "
                           f"or nothing for the embedded store)")
 

@@ -7,6 +7,7 @@ import enum
 import itertools
 import json
 import logging
+from typing import Protocol
 from urllib.parse import quote, unquote
 
 from managed_ledger.errors import MetadataBadVersionError
@@ -14,7 +15,7 @@ from managed_ledger.interfaces import ManagedLedgerFactory
 
 from .config import BrokerConfig
 from .connection.advertised_listeners import AdvertisedListeners
-from .connection.lookup import TopicLookup
+from .connection.lookup import Lookup, TopicLookup
 from .connection.publish_buffer import PublishBuffer
 from .errors import MetadataError, NamespaceNotFound, NotAllowed, TopicNotFound
 from .policies.auto_topic_creation import AutoTopicCreation, auto_topic_creation
@@ -49,12 +50,20 @@ class Creation(enum.Enum):
     EXPLICIT = "explicit"    # created whatever that rule says (the admin API's create)
 
 
+class ServedTopics(Protocol):
+    """Cluster mode: whether this broker serves a topic (owns its bundle); raises if not."""
+
+    def check_serves(self, name: TopicName) -> None: ...
+
+
 class BrokerService:
     def __init__(self, config: BrokerConfig, storage: ManagedLedgerFactory,
                  listeners: AdvertisedListeners) -> None:
         self.config = config
         self.listeners = listeners
-        self.lookup = TopicLookup(self, listeners)
+        self.lookup: Lookup = TopicLookup(self, listeners)
+        #: None for standalone (every topic is served here); set by a broker of a cluster
+        self.served: ServedTopics | None = None
         self.storage = storage
         self.metadata = storage.metadata_store
         self.schemas = SchemaRegistry(self.metadata, Strategy(config.schema_compatibility_strategy))
@@ -75,10 +84,15 @@ class BrokerService:
     async def start(self) -> None:
         """Count this start, so generated producer names never repeat one of an earlier run
         (deduplication keys on producer names), as Pulsar's distributed id generator does."""
-        stored = await self.metadata.get(GENERATION_PATH)
-        self._generation = int(stored[0]) + 1 if stored is not None else 0
-        await self.metadata.put(GENERATION_PATH, str(self._generation).encode(),
-                                stored[1] if stored is not None else -1)
+        while True:   # brokers of a cluster may start at once: each gets its own count
+            stored = await self.metadata.get(GENERATION_PATH)
+            self._generation = int(stored[0]) + 1 if stored is not None else 0
+            try:
+                await self.metadata.put(GENERATION_PATH, str(self._generation).encode(),
+                                        stored[1] if stored is not None else -1)
+                break
+            except MetadataBadVersionError:
+                continue
         for chore in self._chores:
             chore.start()
 
@@ -95,6 +109,9 @@ class BrokerService:
     @property
     def non_persistent_topics(self) -> list[NonPersistentTopic]:
         return [t for t in self._loaded() if isinstance(t, NonPersistentTopic)]
+
+    def loaded_topic_names(self) -> list[TopicName]:
+        return [t.name for t in self._loaded()]
 
     def _loaded(self) -> list["Topic | NonPersistentTopic"]:
         return [t.result() for t in self._topics.values() if t.done() and not t.exception()]
@@ -124,6 +141,8 @@ class BrokerService:
         unloading = self._unloading.get(str(name))
         if unloading is not None:
             await asyncio.wait([unloading])
+        if self.served is not None:
+            self.served.check_serves(name)
         may_create = creation is not Creation.NEVER and (   # the namespace must exist
             (await self.auto_topic_creation(name)).allowed or creation is Creation.EXPLICIT)
         if not may_create and not await self._exists(name):

@@ -1,4 +1,5 @@
 """`pulsard` command line: `pulsard standalone` runs a broker with embedded storage;
+`pulsard broker` one broker of a cluster;
 `pulsard admin ...` administers a running one over its REST API; `pulsard client` and
 `pulsard perf` produce and consume through the official Python client."""
 
@@ -15,6 +16,7 @@ from managed_ledger.errors import DataDirInUseError
 
 from .admin.brokers import broker_version
 from .admin.cli import add_admin_parser, run_admin
+from .cluster.broker import run_broker
 from .config import BrokerConfig, read_conf_file
 from .errors import BrokerError
 from .policies.namespace_policies import namespace_policies_command
@@ -34,6 +36,14 @@ def _parser() -> argparse.ArgumentParser:
     standalone.add_argument("--bind-address", help="address to listen on (default 127.0.0.1)")
     standalone.add_argument("--data-dir", help="where storage lives (default ./data)")
     standalone.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
+    broker = commands.add_parser("broker", help="run a broker of a cluster (ZooKeeper + BookKeeper)")
+    broker.add_argument("--config", type=Path, required=True,
+                        help="a broker.conf style file with clusterName, metadataStoreUrl, bookkeeperMetadataServiceUri")
+    broker.add_argument("--broker-port", type=int, help="binary protocol port (default 6650)")
+    broker.add_argument("--web-port", type=int, help="HTTP port for admin, lookup and /metrics (default 8080)")
+    broker.add_argument("--bind-address", help="address to listen on (default 127.0.0.1)")
+    broker.add_argument("--data-dir", help="holds this broker's lock only (default ./data)")
+    broker.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
     policies = commands.add_parser(
         "namespace-policies", help="show or set a namespace's policies (Pulsar's Policies JSON field names)")
     policies.add_argument("action", choices=("get", "set"))
@@ -83,6 +93,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         if args.command == "namespace-policies":
             print(uvloop.run(namespace_policies_command(config, args.action, args.namespace, args.fields)))
+        elif args.command == "broker":
+            uvloop.run(run_broker(config))
         else:
             uvloop.run(run_standalone(config))
     except (OSError, ValueError, BrokerError, DataDirInUseError) as exc:

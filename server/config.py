@@ -29,6 +29,9 @@ class BrokerConfig:
     advertised_listeners: str = field(default="", metadata=conf_key("advertisedListeners"))
     internal_listener_name: str = field(default="", metadata=conf_key("internalListenerName"))
     cluster_name: str = field(default="standalone", metadata=conf_key("clusterName"))
+    #: cluster mode: the bundles (units of ownership) of every namespace
+    default_number_of_namespace_bundles: int = field(
+        default=4, metadata=conf_key("defaultNumberOfNamespaceBundles"))
     max_message_size: int = field(default=5 * 1024 * 1024, metadata=conf_key("maxMessageSize"))
     keep_alive_interval_seconds: int = field(default=30, metadata=conf_key("keepAliveIntervalSeconds"))
     allow_auto_topic_creation: bool = field(default=True, metadata=conf_key("allowAutoTopicCreation"))

@@ -61,8 +61,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     fetch_jars_if_needed(config, items)
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    """After the last cluster test of the run, stop the cluster."""
+    """After the last cluster test of the run, stop the cluster (after pytest's own teardown,
+    so fixtures using the cluster, like brokers on it, are finalized while it still runs)."""
     if item.get_closest_marker("cluster") is None:
         return
     items = item.session.items

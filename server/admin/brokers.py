@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
+from urllib.parse import urlencode
 
 from aiohttp import web
 
@@ -22,6 +23,15 @@ def broker_version() -> str:
         return version("pulsard")
     except PackageNotFoundError:
         return "unknown"
+
+
+def redirect_url(base: str, request: web.Request, authoritative: bool) -> str:
+    """The same request on another broker (Pulsar's 307s), marked authoritative when this
+    broker chose that one to take the bundle."""
+    query = dict(request.query)
+    if authoritative:
+        query["authoritative"] = "true"
+    return f"{base}{request.path}" + (f"?{urlencode(query)}" if query else "")
 
 
 def routes(broker: BrokerService, access: TopicAccess) -> list[web.RouteDef]:
@@ -54,9 +64,12 @@ def routes(broker: BrokerService, access: TopicAccess) -> list[web.RouteDef]:
     @rest_handler
     async def lookup(request: web.Request) -> web.Response:
         listener = request.query.get("listenerName") or request.headers.get(LISTENER_NAME_HEADER, "")
-        answer = await broker.lookup.answer(access.name(request), listener)
+        answer = await broker.lookup.answer(access.name(request), listener,
+                                            request.query.get("authoritative") == "true")
+        if answer.redirect:  # a cluster broker chose another one: ask it, authoritatively
+            raise web.HTTPTemporaryRedirect(redirect_url(answer.http_url or "", request, authoritative=True))
         return web.json_response({"brokerUrl": answer.broker_url or "", "brokerUrlTls": answer.broker_url_tls or "",
-                                  "httpUrl": f"http://{web_address(request)}", "httpUrlTls": "",
+                                  "httpUrl": answer.http_url or f"http://{web_address(request)}", "httpUrlTls": "",
                                   "nativeUrl": answer.broker_url or ""})
 
     return [

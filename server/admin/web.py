@@ -8,21 +8,28 @@ from __future__ import annotations
 
 import logging
 import socket
+from collections.abc import Sequence
+from typing import Any
 
 from aiohttp import web
 
 from server.broker_service import BrokerService
 
 from . import AdminResources, admin_routes
+from .broker_metrics import StorageRates, broker_lines, process_lines
 from .errors import json_errors
 from .http_log import quiet_client_errors
-from .broker_metrics import StorageRates, broker_lines, process_lines
 from .metrics import render
 
 log = logging.getLogger(__name__)
 
+Middleware = Any   # an aiohttp middleware
 
-def build_app(broker: BrokerService, resources: AdminResources) -> web.Application:
+
+def build_app(broker: BrokerService, resources: AdminResources, middlewares: Sequence[Middleware] = (),
+              routes: Sequence[web.RouteDef] = ()) -> web.Application:
+    """The app; a cluster broker adds its middlewares (redirects to owners) and routes, which
+    come first so that they replace the standalone answers of the same paths."""
     storage_rates = StorageRates()
 
     async def metrics(request: web.Request) -> web.Response:
@@ -32,15 +39,17 @@ def build_app(broker: BrokerService, resources: AdminResources) -> web.Applicati
             broker_lines(broker, topics, persistent, storage_rates) + process_lines()) + "\n"
         return web.Response(text=body, content_type="text/plain", charset="utf-8")
 
-    app = web.Application(middlewares=[json_errors])
-    app.add_routes([web.get("/metrics", metrics), web.get("/metrics/", metrics), *admin_routes(broker, resources)])
+    app = web.Application(middlewares=[json_errors, *middlewares])
+    app.add_routes([*routes, web.get("/metrics", metrics), web.get("/metrics/", metrics),
+                    *admin_routes(broker, resources)])
     return app
 
 
-async def start_web(broker: BrokerService, resources: AdminResources, sock: socket.socket) -> web.AppRunner:
+async def start_web(broker: BrokerService, resources: AdminResources, sock: socket.socket,
+                    middlewares: Sequence[Middleware] = (), routes: Sequence[web.RouteDef] = ()) -> web.AppRunner:
     """Serve the admin API, lookups and /metrics on sock (bound before storage was opened)."""
     quiet_client_errors()
-    runner = web.AppRunner(build_app(broker, resources), access_log=None)
+    runner = web.AppRunner(build_app(broker, resources, middlewares, routes), access_log=None)
     await runner.setup()
     await web.SockSite(runner, sock).start()
     return runner

@@ -263,7 +263,11 @@ class Connection(asyncio.Protocol):
         self._respond(lookup.request_id, self._lookup(lookup), commands.lookup_failed)
 
     async def _lookup(self, lookup: pb.CommandLookupTopic) -> Cmd:
-        answer = await self.broker.lookup.answer(TopicName.parse(lookup.topic), lookup.advertised_listener_name)
+        answer = await self.broker.lookup.answer(TopicName.parse(lookup.topic), lookup.advertised_listener_name,
+                                                 lookup.authoritative)
+        if answer.redirect:
+            return commands.lookup_redirect(lookup.request_id, answer.broker_url, answer.broker_url_tls,
+                                            authoritative=True)
         return commands.lookup_connect(lookup.request_id, answer.broker_url, answer.broker_url_tls,
                                        proxy_through_service_url=answer.proxy_through_service_url)
 

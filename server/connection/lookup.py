@@ -1,11 +1,11 @@
 """Topic lookup (LOOKUP, and GET /lookup/v2/topic/...): where a client should go for a topic.
 
-This broker serves every topic itself, so the answer is always Connect to one of its own
+A standalone broker serves every topic itself, so the answer is always Connect to one of its own
 advertised listeners: the one the client names, else the internal one. As Pulsar standalone
 does, the answer also sets proxy_through_service_url when that listener's host is a loopback
 address: an address like 127.0.0.1 means nothing to a client on another machine (or behind a
 port mapping), so the client keeps its connection on the service URL it came through and names
-the broker in CONNECT.proxy_to_broker_url instead, which a broker ignores.
+the broker in CONNECT.proxy_to_broker_url instead, which a broker ignores. (Brokers of a cluster answer through cluster/cluster_lookup.py.)
 """
 
 from __future__ import annotations
@@ -35,6 +35,25 @@ class LookupAnswer:
     broker_url: str | None
     broker_url_tls: str | None
     proxy_through_service_url: bool
+    #: cluster mode: ask broker_url again (authoritatively) instead of connecting there
+    redirect: bool = False
+    #: cluster mode: the web service of that broker (None: this one)
+    http_url: str | None = None
+
+
+async def check_topic_may_exist(broker: KnownTopics, name: TopicName) -> None:
+    """TopicNotFound (NamespaceNotFound) for a topic that cannot be there: its namespace does
+    not exist, or it does not exist and may not be auto-created."""
+    rule = await broker.auto_topic_creation(name)
+    if not rule.allowed and not await broker.topic_exists(name):
+        raise TopicNotFound(f"Topic {name} does not exist")
+
+
+class Lookup(Protocol):
+    """Where a client should go for a topic: TopicLookup (standalone) or ClusterLookup."""
+
+    async def answer(self, name: TopicName, listener_name: str = "",
+                     authoritative: bool = False) -> "LookupAnswer": ...
 
 
 class TopicLookup:
@@ -45,13 +64,11 @@ class TopicLookup:
         self._answers = {listener: _answer(listener)
                          for listener in (listeners.internal, *listeners.named.values())}
 
-    async def answer(self, name: TopicName, listener_name: str = "") -> LookupAnswer:
-        """TopicNotFound (NamespaceNotFound) for a topic that cannot be there: its namespace does
-        not exist, or it does not exist and may not be auto-created; ServiceNotReady for a
-        listener name the broker does not have."""
-        rule = await self._broker.auto_topic_creation(name)
-        if not rule.allowed and not await self._broker.topic_exists(name):
-            raise TopicNotFound(f"Topic {name} does not exist")
+    async def answer(self, name: TopicName, listener_name: str = "",
+                     authoritative: bool = False) -> LookupAnswer:
+        """TopicNotFound as check_topic_may_exist; ServiceNotReady for a listener name the
+        broker does not have. (authoritative matters in a cluster only.)"""
+        await check_topic_may_exist(self._broker, name)
         return self._answers[self._listeners.listener(listener_name)]
 
 

@@ -1,0 +1,106 @@
+"""Publish throughput of a partitioned topic on 1 and on 2 pulsard brokers over the same
+bookies (the cluster kit: ZooKeeper + 3 bookies, journal fsync on, E=3 Qw=2 Qa=2).
+
+For each broker count, a new group of brokers (its own ZooKeeper chroot) is started, a topic of
+``--partitions`` partitions is created, and the official Python client publishes ``--messages``
+messages of ``--size`` bytes (batched, send_async) through the first broker's service URL:
+lookups spread the partitions' bundles over the brokers. Prints msg/s, MB/s and where the
+bundles went, then the 2-vs-1 ratio. Every process is killed and every temp dir removed.
+
+    python benchmarks/cluster.py [--messages 200000] [--size 100] [--partitions 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import pulsar  # noqa: E402
+
+from bookkeeper.cluster_kit import LocalCluster  # noqa: E402
+from compat_tests.cluster_brokers import BrokerGroup, http  # noqa: E402
+
+
+def publish(service_url: str, topic: str, messages: int, size: int) -> float:
+    """Seconds to have every message receipted."""
+    quiet = logging.getLogger("pulsar-client")
+    quiet.setLevel(logging.WARNING)
+    client = pulsar.Client(service_url, operation_timeout_seconds=60, logger=quiet)
+    try:
+        producer = client.create_producer(
+            topic, batching_enabled=True, batching_max_messages=1000, batching_max_publish_delay_ms=5,
+            max_pending_messages=20000, block_if_queue_full=True, send_timeout_millis=0,
+            message_routing_mode=pulsar.PartitionsRoutingMode.RoundRobinDistribution)
+        payload = bytes(size)
+        failures: list[pulsar.Result] = []
+        done = threading.Semaphore(0)
+
+        def receipt(result: pulsar.Result, _message_id: object) -> None:
+            if result != pulsar.Result.Ok:
+                failures.append(result)
+            done.release()
+
+        producer.send(payload)   # (every partition producer connected in create_producer) warm-up
+        began = time.perf_counter()
+        for _ in range(messages):
+            producer.send_async(payload, receipt)
+        producer.flush()
+        for _ in range(messages):
+            done.acquire()
+        elapsed = time.perf_counter() - began
+        if failures:
+            raise RuntimeError(f"{len(failures)} sends failed: {failures[:3]}")
+        return elapsed
+    finally:
+        client.close()
+
+
+def run(cluster: LocalCluster, work: Path, brokers: int, args: argparse.Namespace) -> float:
+    group = BrokerGroup(cluster, work / f"brokers-{brokers}", brokers).start()
+    try:
+        first = group.brokers[0]
+        status, body = http("PUT", f"{first.web_url}/admin/v2/persistent/public/default/bench/partitions",
+                            args.partitions)
+        assert status == 204, body
+        topic = "persistent://public/default/bench"
+        elapsed = publish(first.service_url, topic, args.messages, args.size)
+        owners: dict[str, int] = {}
+        for i in range(args.partitions):
+            _, found = http("GET", f"{first.web_url}/lookup/v2/topic/persistent/public/default/bench-partition-{i}")
+            owners[found["brokerUrl"]] = owners.get(found["brokerUrl"], 0) + 1
+        rate = args.messages / elapsed
+        print(f"{brokers} broker(s): {args.messages} x {args.size} B in {elapsed:.2f} s = {rate:,.0f} msg/s, "
+              f"{rate * args.size / 1e6:.2f} MB/s; partitions per broker: {sorted(owners.values())}", flush=True)
+        return rate
+    finally:
+        group.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=200_000)
+    parser.add_argument("--size", type=int, default=100)
+    parser.add_argument("--partitions", type=int, default=16)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="pulsard-cluster-bench-"))
+    cluster = LocalCluster(bookies=3, progress=lambda m: print(f"[cluster kit] {m}", flush=True))
+    try:
+        cluster.start()
+        one = run(cluster, work, 1, args)
+        two = run(cluster, work, 2, args)
+        print(f"2 brokers / 1 broker: {two / one:.2f}x")
+    finally:
+        cluster.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""Two (or more) pulsard brokers of one cluster on the test ZooKeeper + bookies, each started as
+a user would: ``python -m server broker --config broker.conf``. Each group of brokers keeps its
+metadata under a ZooKeeper chroot of its own, so groups never see each other's bundles."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from pathlib import Path
+
+import requests
+
+from compat_tests.broker import HOST, Broker
+
+
+def cluster_config(cluster, chroot: str, **extra: object) -> dict[str, object]:
+    return {
+        "clusterName": "pulsard-cluster",
+        "advertisedAddress": HOST,
+        "metadataStoreUrl": f"{cluster.metadata_store_url}/{chroot}",
+        "bookkeeperMetadataServiceUri": cluster.metadata_service_uri,
+        "managedLedgerDefaultEnsembleSize": 3,
+        "managedLedgerDefaultWriteQuorum": 2,
+        "managedLedgerDefaultAckQuorum": 2,
+        "metadataStoreSessionTimeoutMillis": 4000,
+        **extra,
+    }
+
+
+class BrokerGroup:
+    def __init__(self, cluster, work_dir: Path, count: int, **extra: object) -> None:
+        chroot = f"pulsard-{uuid.uuid4().hex[:8]}"
+        self.brokers = [Broker(work_dir / f"broker-{i}", None, mode="broker") for i in range(count)]
+        for broker in self.brokers:
+            broker.work_dir.mkdir(parents=True, exist_ok=True)
+            broker.config_path = broker.work_dir / "broker.conf"
+            broker.config_path.write_text("".join(
+                f"{k}={v}\n" for k, v in cluster_config(cluster, chroot, **extra).items()))
+
+    def start(self) -> "BrokerGroup":
+        for broker in self.brokers:   # one after the other: the first creates the defaults
+            broker.start(timeout=60)
+        return self
+
+    def stop(self) -> None:
+        for broker in self.brokers:
+            broker.stop()
+            shutil.rmtree(broker.data_dir, ignore_errors=True)
+
+
+def http(method: str, url: str, body: object = None, follow: bool = True) -> tuple[int, object]:
+    """(status, JSON or text, or the Location of a 307 not followed); requests follows 307s for
+    every method, keeping the body, as Pulsar's admin clients do."""
+    response = requests.request(method, url, json=body, allow_redirects=follow, timeout=30,
+                                proxies={"http": None, "https": None})
+    if response.status_code == 307:
+        return 307, response.headers["Location"]
+    try:
+        return response.status_code, response.json() if response.content else None
+    except ValueError:
+        return response.status_code, response.text
