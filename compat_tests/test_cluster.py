@@ -11,7 +11,9 @@ import time
 
 import pulsar
 import pytest
+from kazoo.client import KazooClient
 
+from bookkeeper.bk.ledger_metadata import LedgerMetadata, ledger_path
 from compat_tests.cluster_brokers import BrokerGroup, http
 from server.cluster.bundles import NamespaceBundles
 from server.topics.topic_name import TopicName
@@ -236,3 +238,65 @@ def test_broker_killed_its_topics_move_nothing_lost_nothing_duplicated(brokers):
         assert sorted(stored) == sorted(receipted), "every receipted message stored exactly once"
     finally:
         client.close()
+
+
+def test_a_bookie_killed_mid_run_loses_nothing_and_writes_go_on(cluster, tmp_path):
+    """E=2, Qw=2, Qa=2 over the three bookies: kill -9 one of them while the official client
+    produces through a broker; the ledger's ensemble moves to the third bookie, every receipted
+    message is there once and in order, and the broker keeps taking sends."""
+    group = BrokerGroup(cluster, tmp_path, 1, managedLedgerDefaultEnsembleSize=2,
+                        managedLedgerDefaultWriteQuorum=2, managedLedgerDefaultAckQuorum=2).start()
+    client = pulsar.Client(group.brokers[0].service_url, operation_timeout_seconds=30)
+    topic = "persistent://public/default/bookie-kill"
+    try:
+        producer = client.create_producer(topic, batching_enabled=False, send_timeout_millis=60_000,
+                                          block_if_queue_full=True)
+        receipted: list[bytes] = []
+        lock = threading.Lock()
+
+        def on_receipt(result, _msg_id, value):
+            if result == pulsar.Result.Ok:
+                with lock:
+                    receipted.append(value)
+
+        victim = None
+        for i in range(600):
+            value = f"m-{i:04d}".encode()
+            producer.send_async(value, lambda r, m, v=value: on_receipt(r, m, v))
+            if i == 200:
+                producer.flush()
+                victim = writing_bookie(cluster, group.brokers[0], topic)
+                cluster.kill_bookie(victim)
+            time.sleep(0.002)
+        producer.flush()
+        assert len(receipted) == 600, f"{len(receipted)} of 600 receipted after the bookie died"
+        producer.send(b"after")   # writes go on
+
+        reader = client.create_reader(topic, pulsar.MessageId.earliest)
+        stored = []
+        while reader.has_message_available():
+            stored.append(reader.read_next(timeout_millis=20000).data())
+        assert stored == sorted(receipted) + [b"after"]
+    finally:
+        client.close()
+        group.stop()
+        if victim is not None:
+            cluster.restart_bookie(victim)
+
+
+def writing_bookie(cluster, broker, topic: str) -> int:
+    """The index of a bookie in the ensemble of the ledger the topic writes now (from the
+    ledger's BookKeeper metadata in ZooKeeper)."""
+    name = TopicName.parse(topic)
+    status, stats = http("GET", f"{broker.web_url}/admin/v2/persistent/{name.namespace}/{name.local_name}/internalStats")
+    assert status == 200, stats
+    ledger_id = stats["ledgers"][-1]["ledgerId"]
+    zk = KazooClient(hosts=cluster.zk_address)
+    zk.start(timeout=30)
+    try:
+        raw, _ = zk.get(ledger_path("/ledgers", ledger_id))
+    finally:
+        zk.stop()
+        zk.close()
+    ensemble = LedgerMetadata.decode(raw).last_ensemble
+    return next(i for i, bookie in enumerate(cluster.bookie_list) if bookie.bookie_id in ensemble)
