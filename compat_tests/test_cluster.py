@@ -89,6 +89,12 @@ def test_partitioned_topic_spread_over_both_brokers(brokers):
         assert status == 200 and any(k.startswith("public/default/0x") for k in owned), owned
     status, body = http("GET", f"{b.web_url}/admin/v2/persistent/public/default/spread-partition-0/stats")
     assert status == 200 and body["msgInCounter"] + body["msgOutCounter"] > 0, body   # 307 to its owner
+    for broker in brokers:   # fanned out to every partition's owner, whichever broker is asked
+        status, stats = http("GET", f"{broker.web_url}/admin/v2/persistent/public/default/spread/partitioned-stats"
+                                    f"?perPartition=true")
+        assert status == 200, stats
+        assert stats["msgInCounter"] == 200 and stats["metadata"]["partitions"] == 8, stats
+        assert len(stats["partitions"]) == 8, stats
     status, body = http("DELETE", f"{b.web_url}/admin/v2/persistent/public/default/spread/partitions?force=true")
     assert status == 204, body   # each partition deleted at its owner, then the metadata
     _, names = http("GET", f"{a.web_url}/admin/v2/persistent/public/default")

@@ -5,15 +5,16 @@ answers of the same paths (one broker, no bundles) they replace."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import quote
 
 from aiohttp import ClientSession, web
 
 from server.admin.brokers import redirect_url
-from server.admin.errors import NOT_FOUND, RestError, require, rest_handler
+from server.admin.errors import NOT_FOUND, RestError, query_flag, require, rest_handler
 from server.admin.namespaces import NS
 from server.admin.topic_access import TopicAccess
+from server.admin.topic_stats import partitioned_stats
 from server.errors import NamespaceNotFound
 from server.topics.topic_name import TopicName
 
@@ -71,6 +72,43 @@ def partition_deletes(broker: PartitionCounts, me: BrokerAddress):
                             raise RestError(response.status, await response.text())
         return await handler(request)
     return delete_at_owners
+
+
+#: Calls over every partition -> (method, path of the same call on one partition).
+_FANNED_OUT = {"/partitioned-stats": ("GET", "/stats"), "/terminate/partitions": ("POST", "/terminate")}
+
+
+def partition_fan_out(broker: PartitionCounts, me: BrokerAddress):
+    """Middleware: a call over every partition of a partitioned topic (stats, terminate) asks
+    each partition's own endpoint, which redirects to the partition's owner, and assembles the
+    answers, as Pulsar's admin fans them out (a broker alone sees only its own partitions)."""
+
+    @web.middleware
+    async def fan_out(request: web.Request, handler):  # type: ignore[no-untyped-def]
+        route = request.match_info.route.resource
+        canonical = route.canonical if route is not None else ""
+        call = _FANNED_OUT.get(canonical[len(TOPIC_ROUTE):]) if canonical.startswith(TOPIC_ROUTE) else None
+        if call is None:
+            return await handler(request)
+        name = TopicAccess.name(request)
+        count = await broker.partitioned_count(name)
+        require(count > 0, NOT_FOUND, "Partitioned Topic not found")
+        method, path = call
+        answers: dict[TopicName, Any] = {}
+        async with ClientSession() as session:
+            for index in range(count):
+                partition = name.partition(index)
+                url = (f"{me.http_url}/admin/v2/{partition.domain}/{partition.namespace}/"
+                       f"{quote(partition.local_name, safe='')}{path}")
+                async with session.request(method, url) as response:   # 307s followed
+                    if response.status >= 400:
+                        raise RestError(response.status, await response.text())
+                    answers[partition] = await response.json()
+        if method == "POST":   # Pulsar: {partition index: message id}
+            return web.json_response({str(p.partition_index): answer for p, answer in answers.items()})
+        return web.json_response(partitioned_stats({str(p): answer for p, answer in answers.items()},
+                                                    count, query_flag(request, "perPartition")))
+    return fan_out
 
 
 def bundle_routes(ownership: Ownership) -> list[web.RouteDef]:

@@ -21,7 +21,8 @@ from server.connection.connection import Connection
 from server.malloc_tuning import return_large_buffers_to_the_system
 from server.standalone import BACKLOG, listening_socket
 
-from .admin_routes import broker_routes, bundle_routes, partition_deletes, topic_owner_redirects
+from .admin_routes import (broker_routes, bundle_routes, partition_deletes, partition_fan_out,
+                           topic_owner_redirects)
 from .broker_registry import BrokerAddress, BrokerRegistry
 from .bundles import NamespaceBundles
 from .cluster_lookup import ClusterLookup
@@ -63,7 +64,8 @@ async def run_broker(config: BrokerConfig) -> None:
     resources = AdminResources(broker)
     await resources.bootstrap()
     server = await loop.create_server(lambda: Connection(broker), sock=broker_socket, backlog=BACKLOG)
-    middlewares = [topic_owner_redirects(lookup), partition_deletes(broker, registry.me)]
+    middlewares = [topic_owner_redirects(lookup), partition_deletes(broker, registry.me),
+                   partition_fan_out(broker, registry.me)]
     web = await start_web(broker, resources, web_socket, middlewares,
                           [*bundle_routes(ownership), *broker_routes(ownership, registry, config.cluster_name)])
     await registry.register()
