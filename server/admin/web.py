@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import ssl
 
 from aiohttp import web
 
@@ -31,10 +32,14 @@ def build_app(broker: BrokerService, resources: AdminResources) -> web.Applicati
     return app
 
 
-async def start_web(broker: BrokerService, resources: AdminResources, sock: socket.socket) -> web.AppRunner:
-    """Serve the admin API, lookups and /metrics on sock (bound before storage was opened)."""
+async def start_web(broker: BrokerService, resources: AdminResources,
+                    sockets: list[tuple[socket.socket | None, ssl.SSLContext | None]]) -> web.AppRunner:
+    """Serve the admin API, lookups and /metrics on each socket (bound before storage was
+    opened; None for a port turned off), with TLS where a context is given."""
     quiet_client_errors()
     runner = web.AppRunner(build_app(broker, resources), access_log=None)
     await runner.setup()
-    await web.SockSite(runner, sock).start()
+    for sock, context in sockets:
+        if sock is not None:
+            await web.SockSite(runner, sock, ssl_context=context).start()
     return runner
