@@ -23,6 +23,7 @@ from .policies.compaction_monitor import CompactionMonitor
 from .policies.inactive_topics import InactiveTopicMonitor
 from .policies.message_expiry import MessageExpiryMonitor
 from .policies.namespace_policies import NamespacePolicies
+from .security.authentication import Authentication
 from .policies.retention import RetentionMonitor, apply_retention
 from .topics.non_persistent_topic import NonPersistentTopic
 from .topics.schema_compatibility import Strategy
@@ -51,8 +52,10 @@ class Creation(enum.Enum):
 
 class BrokerService:
     def __init__(self, config: BrokerConfig, storage: ManagedLedgerFactory,
-                 listeners: AdvertisedListeners) -> None:
+                 listeners: AdvertisedListeners, authentication: Authentication | None = None) -> None:
         self.config = config
+        #: Built before storage opens by standalone.py, so a bad key stops the start early.
+        self.authentication = authentication or Authentication(config.security)
         self.listeners = listeners
         self.lookup = TopicLookup(self, listeners)
         self.storage = storage

@@ -17,6 +17,7 @@ from .broker_service import BrokerService
 from .config import BrokerConfig
 from .connection.advertised_listeners import AdvertisedListeners
 from .connection.connection import Connection
+from .security.authentication import Authentication
 from .security.tls import ReloadingTls
 from .malloc_tuning import return_large_buffers_to_the_system
 
@@ -32,6 +33,7 @@ async def run_standalone(config: BrokerConfig) -> None:
     return_large_buffers_to_the_system()
     loop = asyncio.get_running_loop()
     listeners = AdvertisedListeners.from_config(config)   # a bad configuration stops us here
+    authentication = Authentication(config.security)
     tls = ReloadingTls(config.security) if config.broker_service_port_tls or config.web_service_port_tls else None
     lock = DataDirLock.acquire(config.storage.data_dir)
     sockets: list[socket.socket] = []
@@ -43,7 +45,7 @@ async def run_standalone(config: BrokerConfig) -> None:
         lock.release()
         raise
     storage = await open_factory(config.storage, lock)
-    broker = BrokerService(config, storage, listeners)
+    broker = BrokerService(config, storage, listeners, authentication)
     await broker.start()
     resources = AdminResources(broker)
     await resources.bootstrap()   # the default namespaces exist before any client is served

@@ -13,6 +13,7 @@ import ssl
 from aiohttp import web
 
 from server.broker_service import BrokerService
+from server.security.http_auth import authentication_middleware
 
 from . import AdminResources, admin_routes
 from .errors import json_errors
@@ -24,10 +25,13 @@ log = logging.getLogger(__name__)
 
 def build_app(broker: BrokerService, resources: AdminResources) -> web.Application:
     async def metrics(request: web.Request) -> web.Response:
-        body = render(broker.config, [*broker.topics, *broker.non_persistent_topics])
+        body = render(broker.config, [*broker.topics, *broker.non_persistent_topics],
+                      broker.authentication.audit.metric_lines(broker.config.cluster_name))
         return web.Response(text=body, content_type="text/plain", charset="utf-8")
 
-    app = web.Application(middlewares=[json_errors])
+    security = broker.config.security
+    app = web.Application(middlewares=[
+        authentication_middleware(broker.authentication, security.authenticate_metrics_endpoint), json_errors])
     app.add_routes([web.get("/metrics", metrics), web.get("/metrics/", metrics), *admin_routes(broker, resources)])
     return app
 

@@ -21,7 +21,9 @@ from protocol import pulsar_api_pb2 as pb
 from protocol.codec import Frame, FrameDecoder, ProtocolError, encode_command
 from protocol.commands import negotiate_protocol_version
 from protocol.entry import read_metadata
-from server.errors import BrokerError, InvalidTopicName, NotAllowed, ServiceNotReady, server_error_of
+from server.errors import (AuthenticationError, BrokerError, InvalidTopicName, NotAllowed, ServiceNotReady,
+                           server_error_of)
+from server.security.client_auth import ClientAuth
 from server.topics.message_id import position_of
 from server.topics.schema_registry import BYTES_SCHEMA, BYTES_VERSION
 from server.topics.topic_name import TopicName
@@ -50,6 +52,8 @@ END_OF_TOPIC_CLIENTS = ("Pulsar-Java-v",)
 #: Length of the fixed header before the metadata in a stored entry: magic, crc32c, metadata size.
 ENTRY_HEADER = 10
 
+#: What a client may send while its CONNECT is being authenticated.
+_BEFORE_AUTH = (Cmd.CONNECT, Cmd.PING, Cmd.PONG)
 ErrorBuilder = Callable[[int, int, str], Cmd]
 
 
@@ -90,6 +94,8 @@ class Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = transport  # type: ignore[assignment]  # uvloop's TCP transport
         self.remote = str(transport.get_extra_info("peername"))
+        self.auth = ClientAuth(self.broker.authentication, self.config.security.authentication_refresh_check_seconds,
+                               transport.get_extra_info("peercert"), self.write, self.abort, self.remote)
         WriteGate.attach(self._transport)
         self.broker.connections.add(self)
         self._schedule_keepalive()
@@ -115,6 +121,7 @@ class Connection(asyncio.Protocol):
         self.broker.publish_buffer.forget(self)
         if self._keepalive is not None:
             self._keepalive.cancel()
+        self.auth.stop()
         for task in self._tasks:
             task.cancel()
         for producer in self._producers.values():
@@ -210,6 +217,8 @@ class Connection(asyncio.Protocol):
         command = frame.command
         if not self._handshake_done and command.type != Cmd.CONNECT:
             raise ProtocolError(f"expected CONNECT first, got {Cmd.Type.Name(command.type)}")
+        if self.auth.required and self.auth.identity is None and command.type not in _BEFORE_AUTH:
+            raise ProtocolError(f"{Cmd.Type.Name(command.type)} before authentication completed")
         handler = _HANDLERS.get(command.type)
         if handler is None:
             log.warning("unsupported command %s from %s", Cmd.Type.Name(command.type), self.remote)
@@ -249,7 +258,31 @@ class Connection(asyncio.Protocol):
         self.client_version = command.connect.client_version
         self.handles_end_of_topic = command.connect.client_version.startswith(END_OF_TOPIC_CLIENTS)
         version = negotiate_protocol_version(command.connect.protocol_version)
-        self.write(commands.connected(SERVER_VERSION, version, self.config.max_message_size, FEATURES))
+        connected = commands.connected(SERVER_VERSION, version, self.config.max_message_size, FEATURES)
+        if not self.auth.required:
+            self.write(connected)
+            return
+        task = asyncio.get_running_loop().create_task(self.auth.connect(command.connect))
+        self._tasks.add(task)
+        task.add_done_callback(partial(self._authenticated, connected))
+
+    def _authenticated(self, connected: Cmd, task: asyncio.Task) -> None:
+        """CONNECTED, or ERROR(AuthenticationError) and close: nothing else may come first."""
+        self._tasks.discard(task)
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is None:
+            self.write(connected)
+            return
+        code, message = server_error_of(exc if isinstance(exc, AuthenticationError) else AuthenticationError(str(exc)))
+        self.write(commands.error(NO_REQUEST, code, message))
+        self.close()
+
+    def _on_auth_response(self, command: Cmd, frame: Frame) -> None:
+        task = asyncio.get_running_loop().create_task(self.auth.refresh(command.authResponse))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def _on_ping(self, command: Cmd, frame: Frame) -> None:
         self.write(commands.pong())
@@ -546,6 +579,7 @@ def _seek_position(ledger, message_id: pb.MessageIdData) -> Position:
 _HANDLERS: dict[int, Callable[[Connection, Cmd, Frame], None]] = {
     Cmd.CONNECT: Connection._on_connect,
     Cmd.PING: Connection._on_ping,
+    Cmd.AUTH_RESPONSE: Connection._on_auth_response,
     Cmd.PONG: Connection._on_pong,
     Cmd.LOOKUP: Connection._on_lookup,
     Cmd.PARTITIONED_METADATA: Connection._on_partitioned_metadata,

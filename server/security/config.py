@@ -34,6 +34,8 @@ class SecurityConfig:
     token_public_alg: str = field(default="RS256", metadata=conf_key("tokenPublicAlg"))
     token_audience_claim: str = field(default="", metadata=conf_key("tokenAudienceClaim"))
     token_audience: str = field(default="", metadata=conf_key("tokenAudience"))
+    #: The role of clients that present no credentials (empty: they are refused).
+    anonymous_user_role: str = field(default="", metadata=conf_key("anonymousUserRole"))
     basic_auth_conf: str = field(default="", metadata=conf_key("basicAuthConf"))
 
     authorization_enabled: bool = field(default=False, metadata=conf_key("authorizationEnabled"))

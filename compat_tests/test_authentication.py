@@ -1,0 +1,174 @@
+"""Authentication with Pulsar's providers (token, basic, TLS) against a real pulsard, with the
+official Python client's AuthenticationToken / AuthenticationBasic / AuthenticationTLS and
+requests on the admin API."""
+
+from __future__ import annotations
+
+import base64
+import secrets
+import subprocess
+import time
+
+import bcrypt
+import jwt
+import pulsar
+import pytest
+import requests
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+from compat_tests.broker import HOST, free_port
+from compat_tests.certificates import CertificateAuthority
+
+TOKEN = "org.apache.pulsar.broker.authentication.AuthenticationProviderToken"
+BASIC = "org.apache.pulsar.broker.authentication.AuthenticationProviderBasic"
+TLS = "org.apache.pulsar.broker.authentication.AuthenticationProviderTls"
+FAIL_TIMEOUT_S = 3
+
+
+def client_for(url: str, timeout: float = 10, **kwargs) -> pulsar.Client:
+    return pulsar.Client(url, operation_timeout_seconds=timeout,
+                         logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error), **kwargs)
+
+
+def round_trip(client: pulsar.Client, topic: str) -> None:
+    try:
+        consumer = client.subscribe(topic, "s", initial_position=pulsar.InitialPosition.Earliest)
+        client.create_producer(topic).send(b"authenticated")
+        assert consumer.receive(timeout_millis=10000).data() == b"authenticated"
+    finally:
+        client.close()
+
+
+def refused(client: pulsar.Client) -> None:
+    try:
+        with pytest.raises(pulsar.PulsarException):
+            client.create_producer(f"refused-{time.monotonic_ns()}")
+    finally:
+        client.close()
+
+
+@pytest.fixture(scope="module")
+def secret() -> bytes:
+    return secrets.token_bytes(32)
+
+
+def hs256(secret: bytes, subject: str, expires_in: float | None = None) -> str:
+    claims = {"sub": subject}
+    if expires_in is not None:
+        claims["exp"] = int(time.time() + expires_in)
+    return jwt.encode(claims, secret, algorithm="HS256")
+
+
+def admin_get(broker, path: str, **kwargs) -> requests.Response:
+    return requests.get(f"{broker.web_url}{path}", timeout=10, **kwargs)
+
+
+def test_token_secret_key(make_broker, secret):
+    broker = make_broker({"authenticationEnabled": "true", "authenticationProviders": TOKEN,
+                          "tokenSecretKey": "data:;base64," + base64.b64encode(secret).decode()})
+    round_trip(client_for(broker.service_url, authentication=pulsar.AuthenticationToken(hs256(secret, "alice"))),
+               "token-topic")
+    refused(client_for(broker.service_url, FAIL_TIMEOUT_S))
+    refused(client_for(broker.service_url, FAIL_TIMEOUT_S,
+                       authentication=pulsar.AuthenticationToken(hs256(b"another key" * 3, "alice"))))
+    refused(client_for(broker.service_url, FAIL_TIMEOUT_S,
+                       authentication=pulsar.AuthenticationToken(hs256(secret, "alice", expires_in=-10))))
+    assert admin_get(broker, "/admin/v2/tenants").status_code == 401
+    assert admin_get(broker, "/admin/v2/tenants",
+                     headers={"Authorization": "Bearer " + hs256(b"x" * 32, "alice")}).status_code == 401
+    ok = admin_get(broker, "/admin/v2/tenants", headers={"Authorization": "Bearer " + hs256(secret, "alice")})
+    assert ok.status_code == 200 and "public" in ok.json()
+    assert admin_get(broker, "/metrics").status_code == 200      # open unless authenticateMetricsEndpoint
+    metrics = admin_get(broker, "/metrics").text
+    assert 'pulsar_authentication_failures_total{auth_method="token"' in metrics
+
+
+def test_metrics_endpoint_authenticated_when_configured(make_broker, secret, tmp_path):
+    key_file = tmp_path / "secret.key"
+    key_file.write_bytes(secret)
+    broker = make_broker({"authenticationEnabled": "true", "authenticationProviders": TOKEN,
+                          "tokenSecretKey": f"file://{key_file}", "authenticateMetricsEndpoint": "true"})
+    assert admin_get(broker, "/metrics").status_code == 401
+    assert admin_get(broker, "/metrics", headers={"Authorization": "Bearer " + hs256(secret, "ops")}).status_code == 200
+
+
+@pytest.mark.parametrize("algorithm", ["RS256", "ES256"])
+def test_token_public_key(make_broker, tmp_path, algorithm):
+    private = rsa.generate_private_key(65537, 2048) if algorithm == "RS256" else ec.generate_private_key(ec.SECP256R1())
+    public_file = tmp_path / "public.key"
+    public_file.write_bytes(private.public_key().public_bytes(serialization.Encoding.DER,
+                                                             serialization.PublicFormat.SubjectPublicKeyInfo))
+    broker = make_broker({"authenticationEnabled": "true", "authenticationProviders": TOKEN,
+                          "tokenPublicKey": f"file://{public_file}", "tokenPublicAlg": algorithm})
+    token = jwt.encode({"sub": "bob"}, private, algorithm=algorithm)
+    round_trip(client_for(broker.service_url, authentication=pulsar.AuthenticationToken(token)), "rsa-topic")
+    other = rsa.generate_private_key(65537, 2048) if algorithm == "RS256" else ec.generate_private_key(ec.SECP256R1())
+    refused(client_for(broker.service_url, FAIL_TIMEOUT_S,
+                       authentication=pulsar.AuthenticationToken(jwt.encode({"sub": "bob"}, other, algorithm=algorithm))))
+
+
+def test_custom_role_claim_and_expiring_token_refreshed(make_broker, secret):
+    broker = make_broker({"authenticationEnabled": "true", "authenticationProviders": TOKEN,
+                          "tokenSecretKey": base64.b64encode(secret).decode(), "tokenAuthClaim": "role",
+                          "authenticationRefreshCheckSeconds": 1})
+    issued: list[str] = []
+
+    def fresh_token() -> str:
+        issued.append(jwt.encode({"role": "carol", "exp": int(time.time() + 2)}, secret, algorithm="HS256"))
+        return issued[-1]
+
+    client = client_for(broker.service_url, authentication=pulsar.AuthenticationToken(fresh_token))
+    try:
+        producer = client.create_producer("refreshed")
+        deadline = time.monotonic() + 6
+        while time.monotonic() < deadline:     # the first token expires after 2 s; the connection stays
+            producer.send(b"still here")
+            time.sleep(0.5)
+        assert len(issued) >= 2, "the broker never asked for fresh credentials"
+    finally:
+        client.close()
+    refused(client_for(broker.service_url, FAIL_TIMEOUT_S,
+                       authentication=pulsar.AuthenticationToken(hs256(secret, "carol"))))   # no "role" claim
+
+
+def test_basic(make_broker, tmp_path):
+    apr1 = subprocess.run(["openssl", "passwd", "-apr1", "apr-secret"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    crypted = subprocess.run(["openssl", "passwd", "-6", "crypt-secret"], capture_output=True, text=True,
+                             check=True).stdout.strip()
+    hashed = bcrypt.hashpw(b"bcrypt-secret", bcrypt.gensalt(rounds=4)).decode()
+    htpasswd = tmp_path / ".htpasswd"
+    htpasswd.write_text(f"apr:{apr1}\ncrypt:{crypted}\nbc:{hashed}\n")
+    broker = make_broker({"authenticationEnabled": "true", "authenticationProviders": BASIC,
+                          "basicAuthConf": str(htpasswd)})
+    for user, password in (("apr", "apr-secret"), ("crypt", "crypt-secret"), ("bc", "bcrypt-secret")):
+        round_trip(client_for(broker.service_url, authentication=pulsar.AuthenticationBasic(user, password)),
+                   f"basic-{user}")
+        assert admin_get(broker, "/admin/v2/tenants", auth=(user, password)).status_code == 200
+    refused(client_for(broker.service_url, FAIL_TIMEOUT_S, authentication=pulsar.AuthenticationBasic("apr", "wrong")))
+    refused(client_for(broker.service_url, FAIL_TIMEOUT_S, authentication=pulsar.AuthenticationBasic("nobody", "x")))
+    assert admin_get(broker, "/admin/v2/tenants", auth=("apr", "wrong")).status_code == 401
+
+
+def test_tls_client_certificate(make_broker, tmp_path, secret):
+    ca = CertificateAuthority(tmp_path)
+    server = ca.issue("server", server=True)
+    port = free_port()
+    web_tls = free_port()
+    broker = make_broker({"authenticationEnabled": "true", "authenticationProviders": f"{TLS},{TOKEN}",
+                          "tokenSecretKey": base64.b64encode(secret).decode(),
+                          "brokerServicePortTls": port, "webServicePortTls": web_tls,
+                          "tlsCertificateFilePath": server.cert, "tlsKeyFilePath": server.key,
+                          "tlsTrustCertsFilePath": ca.pem.cert})
+    dave = ca.issue("dave")
+    url = f"pulsar+ssl://{HOST}:{port}"
+    round_trip(client_for(url, tls_trust_certs_file_path=str(ca.pem.cert),
+                          authentication=pulsar.AuthenticationTLS(str(dave.cert), str(dave.key))), "tls-auth")
+    refused(client_for(url, FAIL_TIMEOUT_S, tls_trust_certs_file_path=str(ca.pem.cert)))
+    https = f"https://{HOST}:{web_tls}/admin/v2/tenants"
+    assert requests.get(https, verify=str(ca.pem.cert), timeout=10).status_code == 401
+    assert requests.get(https, verify=str(ca.pem.cert), cert=(str(dave.cert), str(dave.key)), timeout=10).status_code == 200
+    # the token provider beside it, on the plain port
+    round_trip(client_for(broker.service_url, authentication=pulsar.AuthenticationToken(hs256(secret, "erin"))),
+               "token-beside-tls")
