@@ -22,8 +22,9 @@ from .policies.backlog_quota import BacklogQuotas
 from .policies.compaction_monitor import CompactionMonitor
 from .policies.inactive_topics import InactiveTopicMonitor
 from .policies.message_expiry import MessageExpiryMonitor
-from .policies.namespace_policies import NamespacePolicies
+from .policies.namespace_policies import POLICIES_ROOT, NamespacePolicies
 from .security.authentication import Authentication
+from .security.authorization import Authorization
 from .policies.retention import RetentionMonitor, apply_retention
 from .topics.non_persistent_topic import NonPersistentTopic
 from .topics.schema_compatibility import Strategy
@@ -62,6 +63,8 @@ class BrokerService:
         self.metadata = storage.metadata_store
         self.schemas = SchemaRegistry(self.metadata, Strategy(config.schema_compatibility_strategy))
         self.policies = NamespacePolicies(self.metadata)
+        self.authorization = Authorization(config.security, self.policies, self.metadata, POLICIES_ROOT,
+                                           self.authentication.audit)
         self.connections: set = set()
         self.publish_buffer = PublishBuffer(config.max_message_publish_buffer_size)
         self._topics: dict[str, asyncio.Task[Topic]] = {}

@@ -13,7 +13,7 @@ import ssl
 from aiohttp import web
 
 from server.broker_service import BrokerService
-from server.security.http_auth import authentication_middleware
+from server.security.http_auth import authentication_middleware, authorization_middleware
 
 from . import AdminResources, admin_routes
 from .errors import json_errors
@@ -31,7 +31,8 @@ def build_app(broker: BrokerService, resources: AdminResources) -> web.Applicati
 
     security = broker.config.security
     app = web.Application(middlewares=[
-        authentication_middleware(broker.authentication, security.authenticate_metrics_endpoint), json_errors])
+        authentication_middleware(broker.authentication, security.authenticate_metrics_endpoint),
+        authorization_middleware(broker.authorization), json_errors])
     app.add_routes([web.get("/metrics", metrics), web.get("/metrics/", metrics), *admin_routes(broker, resources)])
     return app
 

@@ -21,8 +21,8 @@ from protocol import pulsar_api_pb2 as pb
 from protocol.codec import Frame, FrameDecoder, ProtocolError, encode_command
 from protocol.commands import negotiate_protocol_version
 from protocol.entry import read_metadata
-from server.errors import (AuthenticationError, BrokerError, InvalidTopicName, NotAllowed, ServiceNotReady,
-                           server_error_of)
+from server.errors import BrokerError, InvalidTopicName, NotAllowed, ServiceNotReady, server_error_of
+from server.security.authorization import CONSUME, LOOKUP, PRODUCE
 from server.security.client_auth import ClientAuth
 from server.topics.message_id import position_of
 from server.topics.schema_registry import BYTES_SCHEMA, BYTES_VERSION
@@ -95,7 +95,7 @@ class Connection(asyncio.Protocol):
         self._transport = transport  # type: ignore[assignment]  # uvloop's TCP transport
         self.remote = str(transport.get_extra_info("peername"))
         self.auth = ClientAuth(self.broker.authentication, self.config.security.authentication_refresh_check_seconds,
-                               transport.get_extra_info("peercert"), self.write, self.abort, self.remote)
+                               transport.get_extra_info("peercert"), self.write, self.close, self.remote)
         WriteGate.attach(self._transport)
         self.broker.connections.add(self)
         self._schedule_keepalive()
@@ -259,30 +259,13 @@ class Connection(asyncio.Protocol):
         self.handles_end_of_topic = command.connect.client_version.startswith(END_OF_TOPIC_CLIENTS)
         version = negotiate_protocol_version(command.connect.protocol_version)
         connected = commands.connected(SERVER_VERSION, version, self.config.max_message_size, FEATURES)
-        if not self.auth.required:
+        if self.auth.required:
+            self.auth.begin(command.connect, connected)   # CONNECTED, or ERROR(AuthenticationError) and close
+        else:
             self.write(connected)
-            return
-        task = asyncio.get_running_loop().create_task(self.auth.connect(command.connect))
-        self._tasks.add(task)
-        task.add_done_callback(partial(self._authenticated, connected))
-
-    def _authenticated(self, connected: Cmd, task: asyncio.Task) -> None:
-        """CONNECTED, or ERROR(AuthenticationError) and close: nothing else may come first."""
-        self._tasks.discard(task)
-        if task.cancelled():
-            return
-        exc = task.exception()
-        if exc is None:
-            self.write(connected)
-            return
-        code, message = server_error_of(exc if isinstance(exc, AuthenticationError) else AuthenticationError(str(exc)))
-        self.write(commands.error(NO_REQUEST, code, message))
-        self.close()
 
     def _on_auth_response(self, command: Cmd, frame: Frame) -> None:
-        task = asyncio.get_running_loop().create_task(self.auth.refresh(command.authResponse))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self.auth.respond(command.authResponse)
 
     def _on_ping(self, command: Cmd, frame: Frame) -> None:
         self.write(commands.pong())
@@ -295,7 +278,9 @@ class Connection(asyncio.Protocol):
         self._respond(lookup.request_id, self._lookup(lookup), commands.lookup_failed)
 
     async def _lookup(self, lookup: pb.CommandLookupTopic) -> Cmd:
-        answer = await self.broker.lookup.answer(TopicName.parse(lookup.topic), lookup.advertised_listener_name)
+        name = TopicName.parse(lookup.topic)
+        await self.broker.authorization.check(self.auth.role, name, LOOKUP)
+        answer = await self.broker.lookup.answer(name, lookup.advertised_listener_name)
         return commands.lookup_connect(lookup.request_id, answer.broker_url, answer.broker_url_tls,
                                        proxy_through_service_url=answer.proxy_through_service_url)
 
@@ -305,8 +290,10 @@ class Connection(asyncio.Protocol):
 
     async def _partitions(self, request: pb.CommandPartitionedTopicMetadata) -> Cmd:
         """Pulsar auto-creates metadata only if both the client (PIP-344) and the broker allow it."""
-        partitions = await self.broker.partitions_of(TopicName.parse(request.topic),
-                                                     auto_create=request.metadata_auto_creation_enabled)
+        name = TopicName.parse(request.topic)
+        await self.broker.authorization.check(self.auth.role, name, LOOKUP,
+                                              message="Client is not authorized to Get Partition Metadata")
+        partitions = await self.broker.partitions_of(name, auto_create=request.metadata_auto_creation_enabled)
         return commands.partitioned_metadata(request.request_id, partitions)
 
     # -- producing --------------------------------------------------------------------------
@@ -318,6 +305,7 @@ class Connection(asyncio.Protocol):
         existing = self._producers.get(request.producer_id)
         if existing is None:
             name = TopicName.parse(request.topic)
+            await self.broker.authorization.check(self.auth.role, name, PRODUCE)
             topic = await self.broker.get_topic(name)
             if request.initial_subscription_name:
                 await topic.create_initial_subscription(request.initial_subscription_name)
@@ -433,6 +421,8 @@ class Connection(asyncio.Protocol):
         if request.consumer_id in self._consumers:
             return commands.success(request.request_id)
         name = TopicName.parse(request.topic)
+        await self.broker.authorization.check(self.auth.role, name, CONSUME, request.subscription,
+                                              "Client is not authorized to subscribe")
         topic = await self.broker.get_topic(name)
         if request.HasField("schema"):
             await self.broker.schemas.check_for_consumer(name, request.schema, topic.is_idle())
@@ -537,6 +527,8 @@ class Connection(asyncio.Protocol):
     async def _topics_of_namespace(self, request: pb.CommandGetTopicsOfNamespace) -> Cmd:
         if not TopicName.is_valid_namespace(request.namespace):
             raise InvalidTopicName(f"Invalid namespace name {request.namespace!r}")
+        await self.broker.authorization.check_namespace(self.auth.role, request.namespace, CONSUME,
+                                                        "Client is not authorized to GetTopicsOfNamespace")
         topics = await self.broker.topics_of_namespace(request.namespace, request.mode)
         reply = commands.topics_of_namespace(request.request_id, topics)
         if request.HasField("topics_hash") and request.topics_hash == reply.getTopicsOfNamespaceResponse.topics_hash:

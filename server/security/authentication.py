@@ -50,6 +50,8 @@ def _providers(config: SecurityConfig) -> dict[str, Provider]:
         providers[provider.method] = provider
     if config.authentication_enabled and not providers:
         raise ValueError("authenticationEnabled needs authenticationProviders")
+    if config.authorization_enabled and not config.authentication_enabled:
+        raise ValueError("authorizationEnabled needs authenticationEnabled: roles come from authentication")
     return providers
 
 

@@ -15,7 +15,7 @@ from typing import Callable
 
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
-from server.errors import AuthenticationError
+from server.errors import AuthenticationError, server_error_of
 
 from .authentication import Authentication, Identity
 
@@ -37,6 +37,7 @@ class ClientAuth:
         self._refreshable = False
         self._challenged = False
         self._timer: asyncio.TimerHandle | None = None
+        self._task: asyncio.Task | None = None
         self.identity: Identity | None = None
 
     @property
@@ -46,6 +47,31 @@ class ClientAuth:
     @property
     def role(self) -> str | None:
         return self.identity.role if self.identity is not None else None
+
+    def begin(self, connect: pb.CommandConnect, connected: pb.BaseCommand) -> None:
+        """Authenticate CONNECT, then write `connected`, or ERROR(AuthenticationError) and close:
+        CONNECTED must be the first answer a client gets otherwise."""
+        self._run(self._connect(connect, connected))
+
+    async def _connect(self, connect: pb.CommandConnect, connected: pb.BaseCommand) -> None:
+        try:
+            await self.connect(connect)
+        except Exception as exc:   # noqa: BLE001 - whatever went wrong, this client is not in
+            if not isinstance(exc, AuthenticationError):
+                log.error("authentication of %s failed", self._remote, exc_info=exc)
+                exc = AuthenticationError("Authentication failed")
+            self._write(commands.error(-1, *server_error_of(exc)))
+            self._close()
+            return
+        self._write(connected)
+
+    def respond(self, response: pb.CommandAuthResponse) -> None:
+        self._run(self.refresh(response))
+
+    def _run(self, work) -> None:
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        self._task = asyncio.get_running_loop().create_task(work)
 
     async def connect(self, connect: pb.CommandConnect) -> None:
         """Authenticate CONNECT's credentials; AuthenticationError when they are not valid."""
@@ -92,3 +118,5 @@ class ClientAuth:
     def stop(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
+        if self._task is not None:
+            self._task.cancel()
