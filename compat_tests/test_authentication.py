@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import secrets
 import subprocess
+import sys
 import time
 
 import bcrypt
@@ -17,7 +18,7 @@ import requests
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from compat_tests.broker import HOST, free_port
+from compat_tests.broker import HOST, REPO_ROOT, free_port
 from compat_tests.certificates import CertificateAuthority
 
 TOKEN = "org.apache.pulsar.broker.authentication.AuthenticationProviderToken"
@@ -172,3 +173,44 @@ def test_tls_client_certificate(make_broker, tmp_path, secret):
     # the token provider beside it, on the plain port
     round_trip(client_for(broker.service_url, authentication=pulsar.AuthenticationToken(hs256(secret, "erin"))),
                "token-beside-tls")
+
+
+def pulsard(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "server", *args], cwd=REPO_ROOT, capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_pulsard_tokens_and_admin_cli_credentials(make_broker, tmp_path):
+    """Keys and tokens from `pulsard tokens`, used by the client and by `pulsard admin` over https."""
+    secret_file, public_file, private_file = tmp_path / "secret.key", tmp_path / "public.key", tmp_path / "private.key"
+    assert pulsard("tokens", "create-secret-key", "--output", str(secret_file)).returncode == 0
+    assert pulsard("tokens", "create-key-pair", "--output-private-key", str(private_file),
+                   "--output-public-key", str(public_file)).returncode == 0
+    token = pulsard("tokens", "create", "--private-key", f"file://{private_file}", "--subject", "frank",
+                    "--expiry-time", "1h").stdout.strip()
+    assert '"sub": "frank"' in pulsard("tokens", "show", token).stdout
+    assert pulsard("tokens", "validate", "--public-key", f"file://{public_file}", token).returncode == 0
+    assert pulsard("tokens", "validate", "--secret-key", f"file://{secret_file}", token).returncode == 1
+
+    ca = CertificateAuthority(tmp_path)
+    server = ca.issue("server", server=True)
+    web_tls = free_port()
+    broker = make_broker({"authenticationEnabled": "true", "authenticationProviders": f"{TOKEN},{TLS}",
+                          "tokenPublicKey": f"file://{public_file}", "webServicePortTls": web_tls,
+                          "tlsCertificateFilePath": server.cert, "tlsKeyFilePath": server.key,
+                          "tlsTrustCertsFilePath": ca.pem.cert})
+    round_trip(client_for(broker.service_url, authentication=pulsar.AuthenticationToken(token)), "cli-token")
+    https = f"https://{HOST}:{web_tls}"
+    trust = ["--tls-trust-cert-path", str(ca.pem.cert)]
+    listed = pulsard("admin", "--admin-url", https, *trust, "--auth-plugin",
+                     "org.apache.pulsar.client.impl.auth.AuthenticationToken", "--auth-params", f"token:{token}",
+                     "tenants", "list")
+    assert listed.returncode == 0 and "public" in listed.stdout.split(), listed.stderr
+    assert pulsard("admin", "--admin-url", broker.web_url, "--token", token, "tenants", "list").returncode == 0
+    refused_call = pulsard("admin", "--admin-url", https, *trust, "tenants", "list")
+    assert refused_call.returncode == 1 and "401" in refused_call.stderr
+    grace = ca.issue("grace")
+    with_cert = pulsard("admin", "--admin-url", https, *trust, "--auth-plugin",
+                        "org.apache.pulsar.client.impl.auth.AuthenticationTls",
+                        "--auth-params", f"tlsCertFile:{grace.cert},tlsKeyFile:{grace.key}", "tenants", "list")
+    assert with_cert.returncode == 0, with_cert.stderr

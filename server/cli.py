@@ -1,5 +1,6 @@
 """`pulsard` command line: `pulsard standalone` runs a broker with embedded storage;
-`pulsard admin ...` administers a running one over its REST API."""
+`pulsard admin ...` administers a running one over its REST API; `pulsard tokens ...` makes
+and checks JWTs for the token provider."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from .admin.cli import add_admin_parser, run_admin
 from .config import BrokerConfig, read_conf_file
 from .errors import BrokerError
 from .policies.namespace_policies import namespace_policies_command
+from .security.tokens_cli import add_tokens_parser, run_tokens
 from .standalone import run_standalone
 
 
@@ -39,6 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     policies.add_argument("--data-dir", help="the broker's data directory (default ./data)")
     policies.add_argument("--log-level", default="WARNING", help="DEBUG, INFO, WARNING or ERROR")
     add_admin_parser(commands)
+    add_tokens_parser(commands)
     return parser
 
 
@@ -60,6 +63,8 @@ def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     if args.command == "admin":
         sys.exit(run_admin(args))
+    if args.command == "tokens":
+        sys.exit(run_tokens(args))
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import ssl
 import sys
 import urllib.error
 import urllib.request
@@ -18,6 +19,7 @@ from typing import Any, Callable
 from urllib.parse import quote, urlencode
 
 from server.errors import InvalidTopicName
+from server.security.client_credentials import ClientCredentials, credentials
 from server.topics.topic_name import TopicName
 
 from .policy_fields import SCALAR_POLICIES
@@ -135,8 +137,26 @@ COMMANDS: dict[str, dict[str, tuple[str, list[tuple[tuple[str, ...], dict]], Bui
             lambda a: Request("POST", f"{namespace_path(a.namespace)}/permissions/{a.role}", _split(a.actions))),
         "revoke-permission": ("revoke a role", [(("namespace",), {}), (("--role",), {"required": True})],
                               lambda a: Request("DELETE", f"{namespace_path(a.namespace)}/permissions/{a.role}")),
+        "grant-subscription-permission": (
+            "only these roles may consume the subscription",
+            [(("namespace",), {}), (("--subscription",), {"required": True}), (("--roles",), {"required": True})],
+            lambda a: Request("POST", f"{namespace_path(a.namespace)}/permissions/subscription/"
+                                      f"{quote(a.subscription, safe='')}", _split(a.roles))),
+        "revoke-subscription-permission": (
+            "take a role off a subscription's list",
+            [(("namespace",), {}), (("--subscription",), {"required": True}), (("--role",), {"required": True})],
+            lambda a: Request("DELETE", f"{namespace_path(a.namespace)}/permissions/"
+                                        f"{quote(a.subscription, safe='')}/{a.role}")),
     },
     "topics": {
+        "permissions": ("show a topic's permissions", [(("topic",), {})],
+                        lambda a: Request("GET", topic_path(a.topic) + "/permissions")),
+        "grant-permission": (
+            "grant a role actions on a topic", [(("topic",), {}), (("--role",), {"required": True}),
+                                                (("--actions",), {"required": True})],
+            lambda a: Request("POST", f"{topic_path(a.topic)}/permissions/{a.role}", _split(a.actions))),
+        "revoke-permission": ("revoke a role's topic permissions", [(("topic",), {}), (("--role",), {"required": True})],
+                              lambda a: Request("DELETE", f"{topic_path(a.topic)}/permissions/{a.role}")),
         "list": ("list a namespace's topics", [(("namespace",), {})],
                  lambda a: Request("GET", namespace_path(a.namespace).replace("namespaces", "persistent"))),
         "list-partitioned-topics": (
@@ -255,6 +275,11 @@ def _read_json_file(path: str) -> Any:
 def add_admin_parser(commands: argparse._SubParsersAction) -> None:
     admin = commands.add_parser("admin", help="administer a running broker over its REST API (as pulsar-admin)")
     admin.add_argument("--admin-url", default=DEFAULT_ADMIN_URL, help=f"the web port's URL (default {DEFAULT_ADMIN_URL})")
+    admin.add_argument("--auth-plugin", help="e.g. org.apache.pulsar.client.impl.auth.AuthenticationToken")
+    admin.add_argument("--auth-params", help="the plugin's parameters, in Pulsar's format")
+    admin.add_argument("--token", help="a JWT (the same as AuthenticationToken with token:...)")
+    admin.add_argument("--tls-trust-cert-path", help="CA certificates for an https admin URL")
+    admin.add_argument("--tls-allow-insecure", action="store_true", help="do not verify the broker's certificate")
     groups = admin.add_subparsers(dest="group", required=True)
     for group, table in COMMANDS.items():
         group_parser = groups.add_parser(group).add_subparsers(dest="action", required=True)
@@ -265,13 +290,16 @@ def add_admin_parser(commands: argparse._SubParsersAction) -> None:
             parser.set_defaults(build=build)
 
 
-def call(admin_url: str, request: Request) -> tuple[int, bytes, dict[str, str]]:
+def call(admin_url: str, request: Request, auth: ClientCredentials = ClientCredentials(),
+         context: ssl.SSLContext | None = None) -> tuple[int, bytes, dict[str, str]]:
     url = admin_url.rstrip("/") + request.path + (f"?{urlencode(request.query)}" if request.query else "")
     data = None if request.body is None else json.dumps(request.body).encode()
     http_request = urllib.request.Request(url, data=data, method=request.method,
-                                          headers={"Content-Type": "application/json"})
+                                          headers={"Content-Type": "application/json", **auth.headers})
+    opener = _NO_PROXY if context is None else urllib.request.build_opener(
+        urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=context))
     try:
-        with _NO_PROXY.open(http_request, timeout=30) as response:
+        with opener.open(http_request, timeout=30) as response:
             return response.status, response.read(), dict(response.headers)
     except urllib.error.HTTPError as exc:
         body = exc.read()
@@ -302,8 +330,12 @@ def render(request: Request, body: bytes, headers: dict[str, str]) -> str:
 def run_admin(args: argparse.Namespace) -> int:
     try:
         request = args.build(args)
-        _, body, headers = call(args.admin_url, request)
-    except (AdminCallError, InvalidTopicName) as exc:
+        auth = credentials(args.auth_plugin, args.auth_params, args.token)
+        context = None
+        if args.admin_url.startswith("https:"):
+            context = auth.ssl_context(args.tls_trust_cert_path, args.tls_allow_insecure)
+        _, body, headers = call(args.admin_url, request, auth, context)
+    except (AdminCallError, InvalidTopicName, ValueError, ssl.SSLError) as exc:
         print(f"pulsard admin: {exc}", file=sys.stderr)
         return 1
     output = render(request, body, headers)
