@@ -124,3 +124,17 @@ def test_subscription_permission(secured, client_as):
     client_as("alice").subscribe("sub-guarded", "anyone", **shared)
     assert admin.call("DELETE", "/admin/v2/namespaces/public/default/permissions/only-carol/carol").status_code == 204
     client_as("alice").subscribe("sub-guarded", "only-carol", **shared)   # no role list left: open again
+
+
+def test_http_service_url_client_with_permissions(secured):
+    """A client on the web port (HTTP lookups, partitions) needs the same permissions."""
+    admin = Admin(secured, "admin")
+    http_client = pulsar.Client(secured.web_url, authentication=pulsar.AuthenticationToken(token("henry")),
+                                operation_timeout_seconds=FAIL_TIMEOUT_S,
+                                logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
+    try:
+        refused(lambda: http_client.create_producer("over-http"))
+        admin.call("POST", "/admin/v2/namespaces/public/default/permissions/henry", ["produce"])
+        http_client.create_producer("over-http").send(b"via http lookup")
+    finally:
+        http_client.close()

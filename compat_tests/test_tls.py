@@ -68,6 +68,12 @@ def test_produce_consume_over_tls_and_lookup_answers_the_tls_url(make_broker, ca
     assert answer["brokerUrlTls"] == tls_url(config)
     assert answer["brokerUrl"] == broker.service_url
     round_trip(connect(broker), "plain-topic")   # the plain port serves too
+    insecure = pulsar.Client(tls_url(config), tls_allow_insecure_connection=True, operation_timeout_seconds=10,
+                             logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
+    try:
+        round_trip(insecure, "insecure-client")    # the client does not check the broker's certificate
+    finally:
+        insecure.close()
 
 
 def test_client_certificate_required(make_broker, ca, tmp_path):

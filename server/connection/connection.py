@@ -217,7 +217,7 @@ class Connection(asyncio.Protocol):
         command = frame.command
         if not self._handshake_done and command.type != Cmd.CONNECT:
             raise ProtocolError(f"expected CONNECT first, got {Cmd.Type.Name(command.type)}")
-        if self.auth.required and self.auth.identity is None and command.type not in _BEFORE_AUTH:
+        if self.auth.pending and command.type not in _BEFORE_AUTH:
             raise ProtocolError(f"{Cmd.Type.Name(command.type)} before authentication completed")
         handler = _HANDLERS.get(command.type)
         if handler is None:

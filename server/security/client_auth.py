@@ -39,6 +39,8 @@ class ClientAuth:
         self._timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task | None = None
         self.identity: Identity | None = None
+        #: True until CONNECT's credentials are accepted (a plain attribute: read for every frame).
+        self.pending = authentication.enabled
 
     @property
     def required(self) -> bool:
@@ -78,6 +80,7 @@ class ClientAuth:
         self._method = connect.auth_method_name
         self._refreshable = connect.feature_flags.supports_auth_refresh
         self.identity = await self._authentication.authenticate(self._method, connect.auth_data, self._peercert)
+        self.pending = False
         log.debug("%s authenticated as %s (%s)", self._remote, self.identity.role, self._method)
         if self.identity.expires_at is not None:
             self._schedule()
