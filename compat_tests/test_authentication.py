@@ -214,3 +214,30 @@ def test_pulsard_tokens_and_admin_cli_credentials(make_broker, tmp_path):
                         "org.apache.pulsar.client.impl.auth.AuthenticationTls",
                         "--auth-params", f"tlsCertFile:{grace.cert},tlsKeyFile:{grace.key}", "tenants", "list")
     assert with_cert.returncode == 0, with_cert.stderr
+
+
+def test_java_client_token_and_certificate_over_tls(make_broker, tmp_path, secret, java_command):
+    """The official Java client: AuthenticationToken and AuthenticationTls over pulsar+ssl://,
+    a wrong token refused, and authorization's refusal of a role without permission."""
+    ca = CertificateAuthority(tmp_path)
+    server = ca.issue("server", server=True)
+    port = free_port()
+    make_broker({"authenticationEnabled": "true", "authenticationProviders": f"{TOKEN},{TLS}",
+                 "tokenSecretKey": base64.b64encode(secret).decode(), "brokerServicePortTls": port,
+                 "tlsCertificateFilePath": server.cert, "tlsKeyFilePath": server.key,
+                 "tlsTrustCertsFilePath": ca.pem.cert, "authorizationEnabled": "true",
+                 "superUserRoles": "java-admin,java-cert"})
+    cert = ca.issue("java-cert")
+    plugins = "org.apache.pulsar.client.impl.auth."
+    cases = [("token", plugins + "AuthenticationToken", "token:" + hs256(secret, "java-admin"), "java-token"),
+             ("cert", plugins + "AuthenticationTls", f"tlsCertFile:{cert.cert},tlsKeyFile:{cert.key}", "java-cert"),
+             ("wrong-token", plugins + "AuthenticationToken", "token:" + hs256(b"z" * 32, "java-admin"), "java-w"),
+             ("no-permission", plugins + "AuthenticationToken", "token:" + hs256(secret, "nobody"), "java-n")]
+    done = subprocess.run([*java_command, "pulsard.compat.SecurityClient", f"pulsar+ssl://{HOST}:{port}",
+                           str(ca.pem.cert), *[part for case in cases for part in case]],
+                          capture_output=True, text=True, timeout=180)
+    outcomes = dict(line.split(" ", 2)[1:] for line in done.stdout.splitlines() if line.startswith("OUTCOME "))
+    assert outcomes.get("token") == "ok", done.stdout + done.stderr[-3000:]
+    assert outcomes.get("cert") == "ok", done.stdout
+    assert outcomes.get("wrong-token", "").startswith("AuthenticationException"), done.stdout
+    assert outcomes.get("no-permission", "").startswith("AuthorizationException"), done.stdout
