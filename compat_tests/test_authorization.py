@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import base64
 import secrets
-import time
+import subprocess
 
 import jwt
 import pulsar
 import pytest
 import requests
+
+from compat_tests.broker import HOST, free_port
+from compat_tests.certificates import CertificateAuthority
+from compat_tests.toolchains import BUILD_TIMEOUT_S
 
 TOKEN = "org.apache.pulsar.broker.authentication.AuthenticationProviderToken"
 SECRET = secrets.token_bytes(32)
@@ -138,3 +142,21 @@ def test_http_service_url_client_with_permissions(secured):
         http_client.create_producer("over-http").send(b"via http lookup")
     finally:
         http_client.close()
+
+
+@pytest.mark.timeout(BUILD_TIMEOUT_S + 90)
+def test_java_admin_client_over_https_with_a_token(make_broker, tmp_path, admin_java_classpath):
+    ca = CertificateAuthority(tmp_path)
+    server = ca.issue("server", server=True)
+    web_tls = free_port()
+    make_broker({"authenticationEnabled": "true", "authenticationProviders": TOKEN,
+                 "tokenSecretKey": base64.b64encode(SECRET).decode(), "authorizationEnabled": "true",
+                 "superUserRoles": "admin", "webServicePortTls": web_tls,
+                 "tlsCertificateFilePath": server.cert, "tlsKeyFilePath": server.key})
+    run = subprocess.run(["java", "-cp", admin_java_classpath, "pulsard.SecureAdminDriver",
+                          f"https://{HOST}:{web_tls}", str(ca.pem.cert), token("admin"), token("ivy"), "ivy"],
+                         capture_output=True, text=True, timeout=90)
+    assert run.returncode == 0, run.stdout + run.stderr[-5000:]
+    assert run.stdout.splitlines() == [
+        "namespace [produce]", "topic [produce, consume]", "subscription [ivy]",
+        "user refused 403", "anonymous refused 401", "revoked null"]
