@@ -12,7 +12,7 @@ import pulsar
 import pytest
 import requests
 
-from compat_tests.broker import HOST, free_port
+from compat_tests.broker import HOST, Broker, free_port
 from compat_tests.certificates import CertificateAuthority
 
 FAIL_TIMEOUT_S = 3
@@ -140,3 +140,31 @@ def test_certificate_reloaded_when_the_files_change(make_broker, ca, tmp_path):
         round_trip(client, "renewed")
     finally:
         client.close()
+
+
+class TlsOnlyBroker(Broker):
+    """Started with an empty brokerServicePort in its file and no --broker-port flag."""
+
+    def command(self) -> list[str]:
+        cmd = super().command()
+        at = cmd.index("--broker-port")
+        return cmd[:at] + cmd[at + 2:]
+
+
+def test_tls_only_broker(tmp_path, ca):
+    config = tls_config(ca, brokerServicePort="")
+    (tmp_path / "tls-only").mkdir()
+    broker = TlsOnlyBroker(tmp_path / "tls-only", config)
+    broker.start()
+    try:
+        client = tls_client(config, ca.pem.cert)
+        try:
+            round_trip(client, "tls-only")
+        finally:
+            client.close()
+        answer = requests.get(f"{broker.web_url}/lookup/v2/topic/persistent/public/default/tls-only", timeout=10).json()
+        assert (answer["brokerUrl"], answer["brokerUrlTls"]) == ("", tls_url(config))
+        with pytest.raises(OSError):
+            socket.create_connection((HOST, broker.broker_port), timeout=2).close()
+    finally:
+        broker.stop()

@@ -76,9 +76,9 @@ class ReloadingTls:
         self._config = config
         self._clock = clock
         self._stamp = self._file_stamp()
-        self._current = build_context(config)
         self._next_check = clock() + config.tls_cert_refresh_check_duration_sec
-        self.context = build_context(config)
+        #: The listeners' context; its SNI callback hands each handshake `current()`.
+        self.context = self._current = build_context(config)
         self.context.sni_callback = self._pick_context
 
     def _files(self) -> list[str]:
