@@ -94,6 +94,22 @@ def test_metrics_endpoint_authenticated_when_configured(make_broker, secret, tmp
     assert admin_get(broker, "/metrics", headers={"Authorization": "Bearer " + hs256(secret, "ops")}).status_code == 200
 
 
+def test_anonymous_user_role(make_broker, secret):
+    broker = make_broker({"authenticationEnabled": "true", "authenticationProviders": TOKEN,
+                          "tokenSecretKey": base64.b64encode(secret).decode(), "anonymousUserRole": "guest",
+                          "authorizationEnabled": "true", "superUserRoles": "ops"})
+    refused(client_for(broker.service_url, FAIL_TIMEOUT_S))     # let in as guest, who may do nothing
+    assert "role 'guest' may not lookup" in broker.log_tail()
+    assert admin_get(broker, "/admin/v2/tenants").status_code == 403
+    requests.post(f"{broker.web_url}/admin/v2/namespaces/public/default/permissions/guest", json=["produce"],
+                  headers={"Authorization": "Bearer " + hs256(secret, "ops")}, timeout=10)
+    client = client_for(broker.service_url)
+    try:
+        client.create_producer("guest-topic").send(b"anonymous")
+    finally:
+        client.close()
+
+
 @pytest.mark.parametrize("algorithm", ["RS256", "ES256"])
 def test_token_public_key(make_broker, tmp_path, algorithm):
     private = rsa.generate_private_key(65537, 2048) if algorithm == "RS256" else ec.generate_private_key(ec.SECP256R1())

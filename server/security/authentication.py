@@ -18,6 +18,8 @@ from .config import SecurityConfig
 log = logging.getLogger(__name__)
 
 PROVIDER_PACKAGE = "org.apache.pulsar.broker.authentication."
+#: Method names of a client without credentials (the C++ and Java clients send "none").
+NO_CREDENTIALS = ("", "none")
 
 
 @dataclass(frozen=True)
@@ -69,7 +71,7 @@ class Authentication:
         provider = self.providers.get(method)
         try:
             if provider is None:
-                if not method and self.anonymous_role:
+                if method in NO_CREDENTIALS and self.anonymous_role:
                     return Identity(self.anonymous_role)
                 raise AuthenticationError(f"No authentication provider for method {method or '(none)'!r}"
                                           f" (configured: {', '.join(self.providers)})")

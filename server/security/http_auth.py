@@ -57,7 +57,8 @@ CLIENT_TOPIC_READS = ("lookup", "partitions", "schema")
 def authorization_middleware(authorization: Authorization):
     @web.middleware
     async def authorize(request: web.Request, handler):
-        if not authorization.enabled or ROLE not in request or authorization.is_super_user(request[ROLE]):
+        if (not authorization.enabled or ROLE not in request or request.path in METRICS_PATHS
+                or authorization.is_super_user(request[ROLE])):
             return await handler(request)
         reason = await _refusal(authorization, request, request[ROLE])
         if reason is not None:
