@@ -133,6 +133,8 @@ class Broker:
         try:
             with _HTTP.open(f"{self.web_url}/admin/v2/brokers/health", timeout=1) as resp:
                 return resp.status == 200 and resp.read().strip() == b"ok"
+        except urllib.error.HTTPError as exc:
+            return exc.code in (401, 403)   # authentication on: it serves, but will not say more to us
         except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
             return False
 

@@ -74,6 +74,17 @@ def connected(
     return cmd
 
 
+def auth_challenge(server_version: str, method: str, data: bytes, protocol_version: int) -> BaseCommand:
+    """AUTH_CHALLENGE: the broker asks for fresh credentials (e.g. an expired token)."""
+    cmd = BaseCommand(type=BaseCommand.AUTH_CHALLENGE)
+    body = cmd.authChallenge
+    body.server_version = server_version
+    body.protocol_version = protocol_version
+    body.challenge.auth_method_name = method
+    body.challenge.auth_data = data
+    return cmd
+
+
 def ping() -> BaseCommand:
     cmd = BaseCommand(type=BaseCommand.PING)
     cmd.ping.SetInParent()

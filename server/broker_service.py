@@ -23,7 +23,9 @@ from .policies.backlog_quota import BacklogQuotas
 from .policies.compaction_monitor import CompactionMonitor
 from .policies.inactive_topics import InactiveTopicMonitor
 from .policies.message_expiry import MessageExpiryMonitor
-from .policies.namespace_policies import NamespacePolicies
+from .policies.namespace_policies import POLICIES_ROOT, NamespacePolicies
+from .security.authentication import Authentication
+from .security.authorization import Authorization
 from .policies.retention import RetentionMonitor, apply_retention
 from .topics.non_persistent_topic import NonPersistentTopic
 from .topics.schema_compatibility import Strategy
@@ -58,8 +60,10 @@ class ServedTopics(Protocol):
 
 class BrokerService:
     def __init__(self, config: BrokerConfig, storage: ManagedLedgerFactory,
-                 listeners: AdvertisedListeners) -> None:
+                 listeners: AdvertisedListeners, authentication: Authentication | None = None) -> None:
         self.config = config
+        #: Built before storage opens by standalone.py, so a bad key stops the start early.
+        self.authentication = authentication or Authentication(config.security)
         self.listeners = listeners
         self.lookup: Lookup = TopicLookup(self, listeners)
         #: None for standalone (every topic is served here); set by a broker of a cluster
@@ -68,6 +72,8 @@ class BrokerService:
         self.metadata = storage.metadata_store
         self.schemas = SchemaRegistry(self.metadata, Strategy(config.schema_compatibility_strategy))
         self.policies = NamespacePolicies(self.metadata)
+        self.authorization = Authorization(config.security, self.policies, self.metadata, POLICIES_ROOT,
+                                           self.authentication.audit)
         self.connections: set = set()
         #: Connections accepted since start (closed ones = this minus the open ones), for /metrics.
         self.connections_created = 0

@@ -1,7 +1,8 @@
 """`pulsard` command line: `pulsard standalone` runs a broker with embedded storage;
 `pulsard broker` one broker of a cluster;
 `pulsard admin ...` administers a running one over its REST API; `pulsard client` and
-`pulsard perf` produce and consume through the official Python client."""
+`pulsard perf` produce and consume through the official Python client; `pulsard tokens ...` makes
+and checks JWTs for the token provider."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from .cluster.broker import run_broker
 from .config import BrokerConfig, read_conf_file
 from .errors import BrokerError
 from .policies.namespace_policies import namespace_policies_command
+from .security.tokens_cli import add_tokens_parser, run_tokens
 from .standalone import run_standalone
 from .tools.client_cli import add_client_parser
 from .tools.perf import add_perf_parser
@@ -56,6 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     add_admin_parser(commands)
     add_client_parser(commands)
     add_perf_parser(commands)
+    add_tokens_parser(commands)
     return parser
 
 
@@ -83,6 +86,8 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(args.run(args))
         except (OSError, ValueError, pulsar.PulsarException) as exc:
             sys.exit(f"pulsard {args.command}: {exc}")
+    if args.command == "tokens":
+        sys.exit(run_tokens(args))
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
     )

@@ -10,6 +10,7 @@ from typing import TypeVar
 
 from bookkeeper.config import conf_key
 from managed_ledger.config import StorageConfig
+from server.security.config import SecurityConfig
 
 from .config_rules import check, known_keys, unknown_key_warning
 
@@ -21,8 +22,12 @@ T = TypeVar("T")
 class BrokerConfig:
     """Every field carries the standalone.conf key it is read from (metadata "key")."""
 
-    broker_service_port: int = field(default=6650, metadata=conf_key("brokerServicePort"))
-    web_service_port: int = field(default=8080, metadata=conf_key("webServicePort"))
+    #: An empty value in the file turns the plain port off (0), as in Pulsar (e.g. TLS only).
+    broker_service_port: int = field(default=6650, metadata={**conf_key("brokerServicePort"), "empty": 0})
+    web_service_port: int = field(default=8080, metadata={**conf_key("webServicePort"), "empty": 0})
+    #: 0 (Pulsar: unset): no TLS port.
+    broker_service_port_tls: int = field(default=0, metadata=conf_key("brokerServicePortTls"))
+    web_service_port_tls: int = field(default=0, metadata=conf_key("webServicePortTls"))
     bind_address: str = field(default="127.0.0.1", metadata=conf_key("bindAddress"))
     advertised_address: str = field(default="", metadata=conf_key("advertisedAddress"))
     #: `name:url` entries, comma-separated (server/advertised_listeners.py reads them).
@@ -103,6 +108,8 @@ class BrokerConfig:
         default=5.0, metadata=conf_key("messageExpiryCheckIntervalInMinutes"))
     #: The broker-wide default of server/schema_compatibility.py's strategies (Pulsar's FULL).
     schema_compatibility_strategy: str = field(default="FULL", metadata=conf_key("schemaCompatibilityStrategy"))
+    #: TLS, authentication and authorization keys (server/security/).
+    security: SecurityConfig = field(default_factory=SecurityConfig)
 
     @property
     def max_frame_size(self) -> int:
@@ -111,20 +118,28 @@ class BrokerConfig:
 
     @property
     def service_url(self) -> str:
+        return f"pulsar://{self._advertised_host}:{self.broker_service_port}"
+
+    @property
+    def service_url_tls(self) -> str | None:
+        if not self.broker_service_port_tls:
+            return None
+        return f"pulsar+ssl://{self._advertised_host}:{self.broker_service_port_tls}"
+
+    @property
+    def _advertised_host(self) -> str:
         host = self.advertised_address or self.bind_address
         if host in ("0.0.0.0", "::", ""):
             host = "127.0.0.1"
-        if ":" in host:
-            host = f"[{host}]"
-        return f"pulsar://{host}:{self.broker_service_port}"
+        return f"[{host}]" if ":" in host else host
 
     def with_settings(self, settings: dict[str, str]) -> BrokerConfig:
         """A copy with fields set from standalone.conf style key/value pairs: empty values are
-        ignored, unknown keys warned about (with the nearest known key), a value that is not
-        allowed raises ValueError naming its key."""
+        ignored (but for the keys an empty value turns off), unknown keys warned about (with the
+        nearest known key), a value that is not allowed raises ValueError naming its key."""
         config = self
         for key, raw in settings.items():
-            updated = _with_setting(config, key, raw) if raw != "" else config
+            updated = _with_setting(config, key, raw)
             if updated is None:
                 log.warning(unknown_key_warning(key, list(known_keys(self))))
             else:
@@ -138,6 +153,9 @@ def _with_setting(config: T, key: str, raw: str) -> T | None:
     for spec in dataclasses.fields(config):
         value = getattr(config, spec.name)
         if spec.metadata.get("key") == key:
+            if raw == "":
+                return dataclasses.replace(config, **{spec.name: spec.metadata["empty"]}) \
+                    if "empty" in spec.metadata else config
             read = _read(key, raw, type(value), spec.metadata.get("scale", 1))
             check(key, read)
             return dataclasses.replace(config, **{spec.name: read})

@@ -76,6 +76,18 @@ class ProducerBlockedQuotaExceededException(BrokerError):
     code = pb.ProducerBlockedQuotaExceededException
 
 
+class AuthenticationError(BrokerError):
+    """No valid credentials: the client gives up on this connection (final)."""
+
+    code = pb.AuthenticationError
+
+
+class AuthorizationError(BrokerError):
+    """Authenticated, but the role may not do this (final)."""
+
+    code = pb.AuthorizationError
+
+
 class PersistenceError(BrokerError):
     code = pb.PersistenceError
 

@@ -17,6 +17,8 @@ from .broker_service import BrokerService
 from .config import BrokerConfig
 from .connection.advertised_listeners import AdvertisedListeners
 from .connection.connection import Connection
+from .security.authentication import Authentication
+from .security.tls import ReloadingTls
 from .malloc_tuning import return_large_buffers_to_the_system
 
 log = logging.getLogger(__name__)
@@ -31,35 +33,58 @@ async def run_standalone(config: BrokerConfig) -> None:
     return_large_buffers_to_the_system()
     loop = asyncio.get_running_loop()
     listeners = AdvertisedListeners.from_config(config)   # a bad configuration stops us here
+    authentication = Authentication(config.security)
+    tls = ReloadingTls(config.security) if config.broker_service_port_tls or config.web_service_port_tls else None
     lock = DataDirLock.acquire(config.storage.data_dir)
+    sockets: list[socket.socket] = []
     try:
-        broker_socket = listening_socket(config.bind_address, config.broker_service_port)
-        web_socket = listening_socket(config.bind_address, config.web_service_port)
+        ports = _Ports(config, sockets)
     except BaseException:
+        for sock in sockets:
+            sock.close()
         lock.release()
         raise
     storage = await open_factory(config.storage, lock)
-    broker = BrokerService(config, storage, listeners)
+    broker = BrokerService(config, storage, listeners, authentication)
     await broker.start()
     resources = AdminResources(broker)
     await resources.bootstrap()   # the default namespaces exist before any client is served
-    server = await loop.create_server(lambda: Connection(broker), sock=broker_socket, backlog=BACKLOG)
-    web = await start_web(broker, resources, web_socket)
+    servers = [await loop.create_server(lambda: Connection(broker), sock=sock, backlog=BACKLOG, ssl=context)
+               for sock, context in ((ports.broker, None), (ports.broker_tls, tls and tls.context)) if sock]
+    web = await start_web(broker, resources, [(ports.web, None), (ports.web_tls, tls and tls.context)])
     log.info(
-        "pulsard ready in %.0f ms: %s, http://%s:%d, data in %s",
-        (time.monotonic() - started) * 1000, config.service_url, config.bind_address,
-        config.web_service_port, config.storage.data_dir.resolve(),
+        "pulsard ready in %.0f ms: %s, web ports %d (TLS %d), data in %s",
+        (time.monotonic() - started) * 1000, ", ".join(filter(None, (config.service_url, config.service_url_tls))),
+        config.web_service_port, config.web_service_port_tls, config.storage.data_dir.resolve(),
     )
     stop = asyncio.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     await stop.wait()
     log.info("pulsard stopping")
-    server.close()
+    for server in servers:
+        server.close()
     await broker.close()
     await web.cleanup()
     await storage.close()
     log.info("pulsard stopped")
+
+
+class _Ports:
+    """The listening sockets of the configured ports (None for a port turned off); each one
+    opened is appended to `opened`, so a failure part way can close them."""
+
+    def __init__(self, config: BrokerConfig, opened: list[socket.socket]) -> None:
+        def bind(port: int) -> socket.socket | None:
+            if not port:
+                return None
+            opened.append(listening_socket(config.bind_address, port))
+            return opened[-1]
+
+        self.broker = bind(config.broker_service_port)
+        self.web = bind(config.web_service_port)
+        self.broker_tls = bind(config.broker_service_port_tls)
+        self.web_tls = bind(config.web_service_port_tls)
 
 
 def listening_socket(host: str, port: int) -> socket.socket:

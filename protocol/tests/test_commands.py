@@ -59,6 +59,7 @@ BUILDERS: dict[str, tuple[Callable[[], pb.BaseCommand], int]] = {
     ),
     "schema_response": (lambda: commands.schema_response(28, SCHEMA, b"\x00" * 8), T.GET_SCHEMA_RESPONSE),
     "schema_error": (lambda: commands.schema_error(29, pb.TopicNotFound, "no schema"), T.GET_SCHEMA_RESPONSE),
+    "auth_challenge": (lambda: commands.auth_challenge("pulsard", "token", b"PulsarAuthRefresh", 21), T.AUTH_CHALLENGE),
 }
 
 

@@ -7,8 +7,8 @@ from aiohttp import web
 
 from server.broker_service import BrokerService
 
-from . import (brokers, clusters, namespaces, schemas, subscriptions, tenants, topic_permissions, topic_policies,
-               topics)
+from . import (brokers, clusters, namespaces, permissions, schemas, subscriptions, tenants, topic_permissions,
+               topic_policies, topics)
 from .topic_access import TopicAccess
 
 
@@ -35,6 +35,7 @@ def admin_routes(broker: BrokerService, resources: AdminResources) -> list[web.R
         *clusters.routes(resources.clusters, resources.tenants.using_cluster),
         *tenants.routes(resources.tenants),
         *namespaces.routes(resources.namespaces),
+        *permissions.routes(resources.namespaces, resources.topics),
         *schemas.routes(broker.schemas, resources.namespaces),
         *subscriptions.routes(resources.topics),
         *topics.routes(resources.topics),

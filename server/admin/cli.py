@@ -22,6 +22,7 @@ from typing import Any, Callable
 from urllib.parse import quote, urlencode
 
 from server.errors import InvalidTopicName
+from server.security.client_credentials import ClientCredentials, credentials
 from server.topics.topic_name import TopicName
 
 from .client_conf import load_client_conf
@@ -152,8 +153,26 @@ COMMANDS: dict[str, dict[str, tuple[str, list[tuple[tuple[str, ...], dict]], Bui
             lambda a: Request("POST", f"{namespace_path(a.namespace)}/permissions/{a.role}", _split(a.actions))),
         "revoke-permission": ("revoke a role", [(("namespace",), {}), (("--role",), {"required": True})],
                               lambda a: Request("DELETE", f"{namespace_path(a.namespace)}/permissions/{a.role}")),
+        "grant-subscription-permission": (
+            "only these roles may consume the subscription",
+            [(("namespace",), {}), (("--subscription",), {"required": True}), (("--roles",), {"required": True})],
+            lambda a: Request("POST", f"{namespace_path(a.namespace)}/permissions/subscription/"
+                                      f"{quote(a.subscription, safe='')}", _split(a.roles))),
+        "revoke-subscription-permission": (
+            "take a role off a subscription's list",
+            [(("namespace",), {}), (("--subscription",), {"required": True}), (("--role",), {"required": True})],
+            lambda a: Request("DELETE", f"{namespace_path(a.namespace)}/permissions/"
+                                        f"{quote(a.subscription, safe='')}/{a.role}")),
     },
     "topics": {
+        "permissions": ("show a topic's permissions", [(("topic",), {})],
+                        lambda a: Request("GET", topic_path(a.topic) + "/permissions")),
+        "grant-permission": (
+            "grant a role actions on a topic", [(("topic",), {}), (("--role",), {"required": True}),
+                                                (("--actions",), {"required": True})],
+            lambda a: Request("POST", f"{topic_path(a.topic)}/permissions/{a.role}", _split(a.actions))),
+        "revoke-permission": ("revoke a role's topic permissions", [(("topic",), {}), (("--role",), {"required": True})],
+                              lambda a: Request("DELETE", f"{topic_path(a.topic)}/permissions/{a.role}")),
         "list": ("list a namespace's topics", [(("namespace",), {})],
                  lambda a: Request("GET", namespace_path(a.namespace).replace("namespaces", "persistent"))),
         "list-partitioned-topics": (
@@ -301,6 +320,13 @@ def add_admin_parser(commands: argparse._SubParsersAction) -> None:
     admin = commands.add_parser("admin", help="administer a running broker over its REST API (as pulsar-admin)")
     admin.add_argument("--admin-url", help="the web port's URL (default: webServiceUrl of the client.conf "
                                            "named by PULSAR_CLIENT_CONF, else http://127.0.0.1:8080)")
+    admin.add_argument("--auth-plugin", help="e.g. org.apache.pulsar.client.impl.auth.AuthenticationToken "
+                                             "(default: client.conf's authPlugin)")
+    admin.add_argument("--auth-params", help="the plugin's parameters, in Pulsar's format (default: client.conf's)")
+    admin.add_argument("--token", help="a JWT (the same as AuthenticationToken with token:...)")
+    admin.add_argument("--tls-trust-cert-path",
+                       help="CA certificates for an https admin URL (default: client.conf's tlsTrustCertsFilePath)")
+    admin.add_argument("--tls-allow-insecure", action="store_true", help="do not verify the broker's certificate")
     groups = admin.add_subparsers(dest="group", required=True, parser_class=UsageExit1Parser)
     for group, table in COMMANDS.items():
         group_parser = groups.add_parser(group).add_subparsers(dest="action", required=True,
@@ -312,22 +338,20 @@ def add_admin_parser(commands: argparse._SubParsersAction) -> None:
             parser.set_defaults(build=build)
 
 
-def _opener(trust_certs: str) -> urllib.request.OpenerDirector:
-    """No proxy from the environment (admin URLs are usually local); client.conf's trusted CA
-    file for https URLs."""
-    handlers: list[urllib.request.BaseHandler] = [urllib.request.ProxyHandler({})]
-    if trust_certs:
-        handlers.append(urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=trust_certs)))
-    return urllib.request.build_opener(*handlers)
+#: Admin URLs are usually local: never through a proxy from the environment.
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-def call(admin_url: str, request: Request, trust_certs: str = "") -> tuple[int, bytes, dict[str, str]]:
+def call(admin_url: str, request: Request, auth: ClientCredentials = ClientCredentials(),
+         context: ssl.SSLContext | None = None) -> tuple[int, bytes, dict[str, str]]:
     url = admin_url.rstrip("/") + request.path + (f"?{urlencode(request.query)}" if request.query else "")
     data = None if request.body is None else json.dumps(request.body).encode()
     http_request = urllib.request.Request(url, data=data, method=request.method,
-                                          headers={"Content-Type": "application/json"})
+                                          headers={"Content-Type": "application/json", **auth.headers})
+    opener = _NO_PROXY if context is None else urllib.request.build_opener(
+        urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=context))
     try:
-        with _opener(trust_certs).open(http_request, timeout=30) as response:
+        with opener.open(http_request, timeout=30) as response:
             return response.status, response.read(), dict(response.headers)
     except urllib.error.HTTPError as exc:
         body = exc.read()
@@ -358,18 +382,24 @@ def render(request: Request, body: bytes, headers: dict[str, str]) -> str:
 def run_admin(args: argparse.Namespace) -> int:
     try:
         conf = load_client_conf()
+        admin_url = args.admin_url or conf.web_service_url
+        auth = credentials(args.auth_plugin or conf.auth_plugin, args.auth_params or conf.auth_params, args.token)
+        context = None
+        if admin_url.startswith("https:"):
+            context = auth.ssl_context(args.tls_trust_cert_path or conf.tls_trust_certs_file_path or None,
+                                       args.tls_allow_insecure)
         built = args.build(args)
         requests = built if isinstance(built, list) else [built]
         outputs = []
         for request in requests:
             try:
-                _, body, headers = call(args.admin_url or conf.web_service_url, request, conf.tls_trust_certs_file_path)
+                _, body, headers = call(admin_url, request, auth, context)
             except AdminCallError as exc:
                 if request.optional and str(exc).startswith("404"):
                     break
                 raise
             outputs.append(render(request, body, headers))
-    except (AdminCallError, InvalidTopicName, ValueError, OSError) as exc:
+    except (AdminCallError, InvalidTopicName, ValueError, OSError, ssl.SSLError) as exc:
         print(f"pulsard admin: {exc}", file=sys.stderr)
         return 1
     output = f"\n{PEEK_SEPARATOR}\n".join(text for text in outputs if text)

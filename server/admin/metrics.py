@@ -70,7 +70,8 @@ def _number(value: float) -> str:
     return str(value) if isinstance(value, int) else f"{value:.6g}"
 
 
-def render(config: BrokerConfig, topics: Iterable[AnyTopic]) -> str:
+def render(config: BrokerConfig, topics: Iterable[AnyTopic], extra: Iterable[str] = ()) -> str:
+    """The topic metrics, then `extra` lines (the security counters of server/security/audit.py)."""
     topics = sorted(topics, key=lambda t: str(t.name))
     cluster, window = _label(config.cluster_name), config.stats_update_frequency_in_secs
     labels = {t: f'cluster="{cluster}",namespace="{_label(t.name.namespace)}",topic="{_label(str(t.name))}"'
@@ -86,4 +87,5 @@ def render(config: BrokerConfig, topics: Iterable[AnyTopic]) -> str:
         for sub in topic.subscriptions.values():
             lines.append(f'pulsar_subscription_back_log{{{labels[topic]},subscription="{_label(sub.name)}"}} '
                          f"{sub.backlog()}")
+    lines.extend(extra)
     return "\n".join(lines) + "\n"

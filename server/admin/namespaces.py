@@ -47,6 +47,20 @@ class Namespaces:
     async def create(self, namespace: str, body: Any) -> bool:
         return await create_doc(self.store, policies_path(namespace), self.initial_policies(body))
 
+    async def auth_policies(self, namespace: str) -> dict[str, Any]:
+        return (await self.get(namespace)).get("auth_policies") or _empty_auth()
+
+    async def update_auth(self, namespace: str, field: str, key: str, value: Any) -> None:
+        """Set (None: remove) one entry of a map of the namespace's auth_policies
+        (namespace_auth, destination_auth, subscription_auth_roles)."""
+        auth = await self.auth_policies(namespace)
+        entries = dict(auth.get(field) or {})
+        if value is None:
+            entries.pop(key, None)
+        else:
+            entries[key] = value
+        await self.policies.update(namespace, auth_policies={**auth, field: entries})
+
     async def get(self, namespace: str) -> dict[str, Any]:
         """The namespace's Policies; 404 when the tenant or the namespace does not exist."""
         tenant, _, local = namespace.partition("/")
@@ -203,21 +217,12 @@ def _map_routes(namespaces: Namespaces) -> list[web.RouteDef]:
         return await update_map(request, "backlog_quota_map", quota_type(request), None)
 
     async def update_role(request: web.Request, actions: list[str] | None) -> web.Response:
-        namespace = _name(request)
-        auth = (await namespaces.get(namespace)).get("auth_policies") or _empty_auth()
-        roles = dict(auth.get("namespace_auth") or {})
-        role = request.match_info["role"]
-        if actions is None:
-            roles.pop(role, None)
-        else:
-            roles[role] = actions
-        await namespaces.policies.update(namespace, auth_policies={**auth, "namespace_auth": roles})
+        await namespaces.update_auth(_name(request), "namespace_auth", request.match_info["role"], actions)
         return no_content()
 
     @rest_handler
     async def get_permissions(request: web.Request) -> web.Response:
-        auth = (await namespaces.get(_name(request))).get("auth_policies") or _empty_auth()
-        return web.json_response(auth.get("namespace_auth") or {})
+        return web.json_response((await namespaces.auth_policies(_name(request))).get("namespace_auth") or {})
 
     @rest_handler
     async def grant(request: web.Request) -> web.Response:

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import logging
 import socket
+import ssl
 from collections.abc import Sequence
 from typing import Any
 
 from aiohttp import web
 
 from server.broker_service import BrokerService
+from server.security.http_auth import authentication_middleware, authorization_middleware
 
 from . import AdminResources, admin_routes
 from .broker_metrics import StorageRates, broker_lines, process_lines
@@ -24,32 +26,41 @@ from .metrics import render
 log = logging.getLogger(__name__)
 
 Middleware = Any   # an aiohttp middleware
+#: A listening socket (None for a port turned off) and its TLS context (None for plain HTTP).
+Listener = tuple[socket.socket | None, ssl.SSLContext | None]
 
 
 def build_app(broker: BrokerService, resources: AdminResources, middlewares: Sequence[Middleware] = (),
               routes: Sequence[web.RouteDef] = ()) -> web.Application:
     """The app; a cluster broker adds its middlewares (redirects to owners) and routes, which
-    come first so that they replace the standalone answers of the same paths."""
+    come first so that they replace the standalone answers of the same paths. Authentication
+    and authorization come before everything."""
     storage_rates = StorageRates()
 
     async def metrics(request: web.Request) -> web.Response:
         persistent = list(broker.topics)
         topics = [*persistent, *broker.non_persistent_topics]
-        body = render(broker.config, topics) + "\n".join(
-            broker_lines(broker, topics, persistent, storage_rates) + process_lines()) + "\n"
+        body = render(broker.config, topics, broker.authentication.audit.metric_lines(broker.config.cluster_name)) \
+            + "\n".join(broker_lines(broker, topics, persistent, storage_rates) + process_lines()) + "\n"
         return web.Response(text=body, content_type="text/plain", charset="utf-8")
 
-    app = web.Application(middlewares=[json_errors, *middlewares])
+    security = broker.config.security
+    app = web.Application(middlewares=[
+        authentication_middleware(broker.authentication, security.authenticate_metrics_endpoint),
+        authorization_middleware(broker.authorization), json_errors, *middlewares])
     app.add_routes([*routes, web.get("/metrics", metrics), web.get("/metrics/", metrics),
                     *admin_routes(broker, resources)])
     return app
 
 
-async def start_web(broker: BrokerService, resources: AdminResources, sock: socket.socket,
+async def start_web(broker: BrokerService, resources: AdminResources, listeners: Sequence[Listener],
                     middlewares: Sequence[Middleware] = (), routes: Sequence[web.RouteDef] = ()) -> web.AppRunner:
-    """Serve the admin API, lookups and /metrics on sock (bound before storage was opened)."""
+    """Serve the admin API, lookups and /metrics on each listening socket (bound before storage
+    was opened), with TLS where a context is given."""
     quiet_client_errors()
     runner = web.AppRunner(build_app(broker, resources, middlewares, routes), access_log=None)
     await runner.setup()
-    await web.SockSite(runner, sock).start()
+    for sock, context in listeners:
+        if sock is not None:
+            await web.SockSite(runner, sock, ssl_context=context).start()
     return runner

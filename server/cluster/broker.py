@@ -66,7 +66,7 @@ async def run_broker(config: BrokerConfig) -> None:
     server = await loop.create_server(lambda: Connection(broker), sock=broker_socket, backlog=BACKLOG)
     middlewares = [topic_owner_redirects(lookup), partition_deletes(broker, registry.me),
                    partition_fan_out(broker, registry.me)]
-    web = await start_web(broker, resources, web_socket, middlewares,
+    web = await start_web(broker, resources, [(web_socket, None)], middlewares,
                           [*bundle_routes(ownership), *broker_routes(ownership, registry, config.cluster_name)])
     await registry.register()
     log.info("pulsard broker %s of cluster %s ready in %.0f ms: %s", registry.me.broker_id,

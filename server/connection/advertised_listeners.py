@@ -40,7 +40,8 @@ class AdvertisedListeners:
         """The configured listeners; ValueError naming the key when the configuration is bad."""
         urls = _entries(config.advertised_listeners)
         if not urls:
-            return cls({}, Listener(config.service_url))
+            plain = config.service_url if config.broker_service_port else None   # a TLS-only broker
+            return cls({}, Listener(plain, config.service_url_tls))
         internal = config.internal_listener_name.strip() or next(iter(urls))
         if internal not in urls:
             raise ValueError(f"internalListenerName: {internal!r} is not a listener of {KEY} "

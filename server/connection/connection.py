@@ -22,6 +22,8 @@ from protocol.codec import Frame, FrameDecoder, ProtocolError, encode_command
 from protocol.commands import negotiate_protocol_version
 from protocol.entry import read_metadata
 from server.errors import BrokerError, MetadataError, NotAllowed, ServiceNotReady, server_error_of
+from server.security.authorization import CONSUME, LOOKUP, PRODUCE
+from server.security.client_auth import ClientAuth
 from server.topics.message_id import position_of
 from server.topics.schema_registry import BYTES_SCHEMA, BYTES_VERSION
 from server.topics.topic_name import TopicName
@@ -50,6 +52,8 @@ END_OF_TOPIC_CLIENTS = ("Pulsar-Java-v",)
 #: Length of the fixed header before the metadata in a stored entry: magic, crc32c, metadata size.
 ENTRY_HEADER = 10
 
+#: What a client may send while its CONNECT is being authenticated.
+_BEFORE_AUTH = (Cmd.CONNECT, Cmd.PING, Cmd.PONG)
 ErrorBuilder = Callable[[int, int, str], Cmd]
 
 
@@ -90,6 +94,8 @@ class Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = transport  # type: ignore[assignment]  # uvloop's TCP transport
         self.remote = str(transport.get_extra_info("peername"))
+        self.auth = ClientAuth(self.broker.authentication, self.config.security.authentication_refresh_check_seconds,
+                               transport.get_extra_info("peercert"), self.write, self.close, self.remote)
         WriteGate.attach(self._transport)
         self.broker.connections.add(self)
         self.broker.connections_created += 1
@@ -116,6 +122,7 @@ class Connection(asyncio.Protocol):
         self.broker.publish_buffer.forget(self)
         if self._keepalive is not None:
             self._keepalive.cancel()
+        self.auth.stop()
         for task in self._tasks:
             task.cancel()
         for producer in self._producers.values():
@@ -211,6 +218,8 @@ class Connection(asyncio.Protocol):
         command = frame.command
         if not self._handshake_done and command.type != Cmd.CONNECT:
             raise ProtocolError(f"expected CONNECT first, got {Cmd.Type.Name(command.type)}")
+        if self.auth.pending and command.type not in _BEFORE_AUTH:
+            raise ProtocolError(f"{Cmd.Type.Name(command.type)} before authentication completed")
         handler = _HANDLERS.get(command.type)
         if handler is None:
             log.warning("unsupported command %s from %s", Cmd.Type.Name(command.type), self.remote)
@@ -250,7 +259,14 @@ class Connection(asyncio.Protocol):
         self.client_version = command.connect.client_version
         self.handles_end_of_topic = command.connect.client_version.startswith(END_OF_TOPIC_CLIENTS)
         version = negotiate_protocol_version(command.connect.protocol_version)
-        self.write(commands.connected(SERVER_VERSION, version, self.config.max_message_size, FEATURES))
+        connected = commands.connected(SERVER_VERSION, version, self.config.max_message_size, FEATURES)
+        if self.auth.required:
+            self.auth.begin(command.connect, connected)   # CONNECTED, or ERROR(AuthenticationError) and close
+        else:
+            self.write(connected)
+
+    def _on_auth_response(self, command: Cmd, frame: Frame) -> None:
+        self.auth.respond(command.authResponse)
 
     def _on_ping(self, command: Cmd, frame: Frame) -> None:
         self.write(commands.pong())
@@ -263,8 +279,9 @@ class Connection(asyncio.Protocol):
         self._respond(lookup.request_id, self._lookup(lookup), commands.lookup_failed)
 
     async def _lookup(self, lookup: pb.CommandLookupTopic) -> Cmd:
-        answer = await self.broker.lookup.answer(TopicName.parse(lookup.topic), lookup.advertised_listener_name,
-                                                 lookup.authoritative)
+        name = TopicName.parse(lookup.topic)
+        await self.broker.authorization.check(self.auth.role, name, LOOKUP)
+        answer = await self.broker.lookup.answer(name, lookup.advertised_listener_name, lookup.authoritative)
         if answer.redirect:
             return commands.lookup_redirect(lookup.request_id, answer.broker_url, answer.broker_url_tls,
                                             authoritative=True)
@@ -277,8 +294,10 @@ class Connection(asyncio.Protocol):
 
     async def _partitions(self, request: pb.CommandPartitionedTopicMetadata) -> Cmd:
         """Pulsar auto-creates metadata only if both the client (PIP-344) and the broker allow it."""
-        partitions = await self.broker.partitions_of(TopicName.parse(request.topic),
-                                                     auto_create=request.metadata_auto_creation_enabled)
+        name = TopicName.parse(request.topic)
+        await self.broker.authorization.check(self.auth.role, name, LOOKUP,
+                                              message="Client is not authorized to Get Partition Metadata")
+        partitions = await self.broker.partitions_of(name, auto_create=request.metadata_auto_creation_enabled)
         return commands.partitioned_metadata(request.request_id, partitions)
 
     # -- producing --------------------------------------------------------------------------
@@ -290,6 +309,7 @@ class Connection(asyncio.Protocol):
         existing = self._producers.get(request.producer_id)
         if existing is None:
             name = TopicName.parse(request.topic)
+            await self.broker.authorization.check(self.auth.role, name, PRODUCE)
             topic = await self.broker.get_topic(name)
             if request.initial_subscription_name:
                 await topic.create_initial_subscription(request.initial_subscription_name)
@@ -405,6 +425,8 @@ class Connection(asyncio.Protocol):
         if request.consumer_id in self._consumers:
             return commands.success(request.request_id)
         name = TopicName.parse(request.topic)
+        await self.broker.authorization.check(self.auth.role, name, CONSUME, request.subscription,
+                                              "Client is not authorized to subscribe")
         topic = await self.broker.get_topic(name)
         if request.HasField("schema"):
             await self.broker.schemas.check_for_consumer(name, request.schema, topic.is_idle())
@@ -509,6 +531,8 @@ class Connection(asyncio.Protocol):
     async def _topics_of_namespace(self, request: pb.CommandGetTopicsOfNamespace) -> Cmd:
         if not TopicName.is_valid_namespace(request.namespace):   # Pulsar: MetadataError
             raise MetadataError(f"Invalid namespace name {request.namespace!r}")
+        await self.broker.authorization.check_namespace(self.auth.role, request.namespace, CONSUME,
+                                                        "Client is not authorized to GetTopicsOfNamespace")
         topics = await self.broker.topics_of_namespace(request.namespace, request.mode)
         reply = commands.topics_of_namespace(request.request_id, topics)
         if request.HasField("topics_hash") and request.topics_hash == reply.getTopicsOfNamespaceResponse.topics_hash:
@@ -551,6 +575,7 @@ def _seek_position(ledger, message_id: pb.MessageIdData) -> Position:
 _HANDLERS: dict[int, Callable[[Connection, Cmd, Frame], None]] = {
     Cmd.CONNECT: Connection._on_connect,
     Cmd.PING: Connection._on_ping,
+    Cmd.AUTH_RESPONSE: Connection._on_auth_response,
     Cmd.PONG: Connection._on_pong,
     Cmd.LOOKUP: Connection._on_lookup,
     Cmd.PARTITIONED_METADATA: Connection._on_partitioned_metadata,
