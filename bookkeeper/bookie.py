@@ -129,6 +129,7 @@ class Bookie:
         if self._closed:
             return
         self._closed = True
+        self._journal.hand_over()
         await self._loop.run_in_executor(None, self._journal.stop)
         await self.checkpointer.close(final_checkpoint)
         self._reads.shutdown(wait=False)
