@@ -56,9 +56,10 @@ class Reference(_broker.Broker):
         raise _broker.BrokerError("public/default not created in time")
 
 
-def cpu_seconds(pid: int) -> float:
+def cpu_seconds(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds of a process so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS   # utime, stime
+    return int(fields[11]) / TICKS, int(fields[12]) / TICKS   # utime, stime
 
 
 class PeakRss:
@@ -93,12 +94,13 @@ def run_case(loadgen: Path, broker: _broker.Broker, args: list[str]) -> dict[str
     with PeakRss(broker) as rss:
         proc = subprocess.run([str(loadgen), *args, "-url", broker.service_url],
                               capture_output=True, text=True, timeout=900)
-    cpu = cpu_seconds(broker.pid) - cpu_before
+    user, system = (after - before for after, before in zip(cpu_seconds(broker.pid), cpu_before))
     if proc.returncode != 0:
         raise RuntimeError(f"loadgen {' '.join(args)} failed: {proc.stderr.strip()[-2000:]}")
     line = proc.stdout.strip().splitlines()[-1]
     result = {k: float(v) for k, v in (kv.split("=") for kv in line.split())}
-    result["cpu_us"] = cpu / result["msgs"] * 1e6
+    result["cpu_us"] = (user + system) / result["msgs"] * 1e6
+    result["sys_us"] = system / result["msgs"] * 1e6
     result["rss_mib"] = rss.peak_kib / 1024
     return result
 
@@ -155,6 +157,7 @@ def main(argv=None) -> int:
     parser.add_argument("--fixed-seconds", type=float, default=5.0, help="length of the fixed-rate case")
     parser.add_argument("--fixed-rate", type=float, help="override: msg/s of the fixed-rate case")
     parser.add_argument("--pulsard-only", action="store_true")
+    parser.add_argument("--cases", default="", help="comma-separated words; run only cases whose name holds one")
     args = parser.parse_args(argv)
     print(f"$ {' '.join([sys.executable, *sys.argv])}")
     print(f"load average before: {os.getloadavg()}")
@@ -187,15 +190,19 @@ def main(argv=None) -> int:
             for round_no in range(args.rounds):
                 for name, case_args in cases(args, round_no, fixed_rate or 0):
                     if name.endswith("fixed rate") and not fixed_rate:
+                        if "unbatched 1 topic" not in results["pulsard"]:
+                            raise SystemExit("the fixed-rate case needs --fixed-rate or the unbatched 1 topic case")
                         fixed_rate = 0.5 * results["pulsard"]["unbatched 1 topic"][0]["rate"]
                         name, case_args = cases(args, round_no, fixed_rate)[3]
+                    if args.cases and not any(word in name for word in args.cases.split(",")):
+                        continue
                     if name not in names:
                         names.append(name)
                     for b, broker in brokers.items():
                         r = run_case(loadgen, broker, case_args)
                         results[b].setdefault(name, []).append(r)
                         print(f"round {round_no + 1} {name:22} {b:8} {r['rate']:9,.0f} msg/s "
-                              f"{r['cpu_us']:6.1f} us/msg p99 {r.get('p99_ms', 0):7.1f} ms "
+                              f"{r['cpu_us']:6.1f} us/msg ({r['sys_us']:.1f} sys) p99 {r.get('p99_ms', 0):7.1f} ms "
                               f"rss {r['rss_mib']:.0f}M", flush=True)
             print(f"\nmedians of {args.rounds} rounds; fixed rate {fixed_rate:,.0f} msg/s; "
                   f"load average after: {os.getloadavg()}")
