@@ -2,6 +2,7 @@
 
     python benchmarks/compare.py [--rounds 3] [--batched 300000] [--unbatched 30000]
                                  [--catchup 300000] [--fixed-seconds 5] [--pulsard-only]
+                                 [--cases word,...] [--baseline DIR]
 
 Builds benchmarks/loadgen (pulsar-client-go v0.19.0), starts pulsard and the reference Pulsar
 (compat_tests/reference/pulsar_shim.py, journalSyncData=true) on free loopback ports, then runs
@@ -10,6 +11,8 @@ Per case it records msg/s, publish latency percentiles, broker CPU per message (
 /proc/PID/stat over the case) and the broker's peak RSS; it prints medians and pulsard/Pulsar
 ratios. The fixed-rate case runs at half of pulsard's max unbatched rate in round 1, on both.
 If the reference cannot start (no jars, no java), pulsard runs alone and the reason is printed.
+--baseline DIR adds a third broker, pulsard from another source tree (`git archive C | tar -x`),
+interleaved the same way, for before/after ratios on a shared, noisy machine.
 """
 
 from __future__ import annotations
@@ -54,6 +57,19 @@ class Reference(_broker.Broker):
                 pass
             time.sleep(0.2)
         raise _broker.BrokerError("public/default not created in time")
+
+
+class Baseline(_broker.Broker):
+    """pulsard from another source tree (e.g. `git archive <commit>` unpacked), for before/after."""
+
+    def __init__(self, work_dir: Path, source: Path) -> None:
+        super().__init__(work_dir)
+        self.source = source
+
+    def command(self) -> list[str]:
+        cmd = super().command()
+        return ["bash", "-c", 'cd "$0" && exec "$1" -m server "${@:2}"', str(self.source), sys.executable,
+                *cmd[cmd.index("standalone"):]]
 
 
 def cpu_seconds(pid: int) -> tuple[float, float]:
@@ -141,11 +157,12 @@ def report(names: list[str], results: dict[str, dict[str, list[dict]]], brokers:
                 print(f"{name:22} {b:8} {median(rs, 'rate'):9,.0f} {median(rs, 'cpu_us'):10.1f} "
                       f"{median(rs, 'p50_ms') if 'p50_ms' in rs[0] else 0:8.1f} "
                       f"{median(rs, 'p99_ms') if 'p99_ms' in rs[0] else 0:8.1f} {median(rs, 'rss_mib'):8.0f}M")
-        if len(brokers) == 2 and all(results[b][name] for b in brokers):
-            a, r = results["pulsard"][name], results["pulsar"][name]
-            ratios = [f"{k} {median(a, k) / median(r, k):.2f}x" for k in cols
-                      if k in a[0] and median(r, k) > 0]
-            print(f"{'':22} {'ratio':8} " + ", ".join(ratios))
+        for other in ("pulsar", "before"):
+            if other in brokers and results["pulsard"].get(name) and results[other].get(name):
+                a, r = results["pulsard"][name], results[other][name]
+                ratios = [f"{k} {median(a, k) / median(r, k):.2f}x" for k in cols
+                          if k in a[0] and median(r, k) > 0]
+                print(f"{'':22} {'/' + other:8} " + ", ".join(ratios))
 
 
 def main(argv=None) -> int:
@@ -157,6 +174,7 @@ def main(argv=None) -> int:
     parser.add_argument("--fixed-seconds", type=float, default=5.0, help="length of the fixed-rate case")
     parser.add_argument("--fixed-rate", type=float, help="override: msg/s of the fixed-rate case")
     parser.add_argument("--pulsard-only", action="store_true")
+    parser.add_argument("--baseline", type=Path, help="also run pulsard from this source tree, as 'before'")
     parser.add_argument("--cases", default="", help="comma-separated words; run only cases whose name holds one")
     args = parser.parse_args(argv)
     print(f"$ {' '.join([sys.executable, *sys.argv])}")
@@ -170,6 +188,11 @@ def main(argv=None) -> int:
             up, idle = start(pulsard, _broker.READY_TIMEOUT_S)
             brokers["pulsard"] = pulsard
             print(f"pulsard: start to healthy {up:.2f} s, idle RSS {idle:.0f} MiB")
+            if args.baseline:
+                before = Baseline(Path(tmp) / "before", args.baseline.resolve())
+                up, idle = start(before, _broker.READY_TIMEOUT_S)
+                brokers["before"] = before
+                print(f"before:  start to healthy {up:.2f} s, idle RSS {idle:.0f} MiB ({args.baseline})")
             if args.pulsard_only:
                 print("reference Pulsar: skipped (--pulsard-only)")
             elif not (SHIM.parent / "lib").is_dir() or not shutil.which("java"):
@@ -189,13 +212,13 @@ def main(argv=None) -> int:
             names: list[str] = []
             for round_no in range(args.rounds):
                 for name, case_args in cases(args, round_no, fixed_rate or 0):
+                    if args.cases and not any(word in name for word in args.cases.split(",")):
+                        continue
                     if name.endswith("fixed rate") and not fixed_rate:
                         if "unbatched 1 topic" not in results["pulsard"]:
                             raise SystemExit("the fixed-rate case needs --fixed-rate or the unbatched 1 topic case")
                         fixed_rate = 0.5 * results["pulsard"]["unbatched 1 topic"][0]["rate"]
                         name, case_args = cases(args, round_no, fixed_rate)[3]
-                    if args.cases and not any(word in name for word in args.cases.split(",")):
-                        continue
                     if name not in names:
                         names.append(name)
                     for b, broker in brokers.items():
