@@ -6,7 +6,7 @@
 
 Builds benchmarks/loadgen (pulsar-client-go v0.19.0), starts pulsard and the reference Pulsar
 (compat_tests/reference/pulsar_shim.py, journalSyncData=true) on free loopback ports, then runs
-each case against one broker and then the other, for --rounds rounds, on fresh topics each time.
+each case against one broker and then the other (the order rotating), for --rounds rounds, on fresh topics each time.
 Per case it records msg/s, publish latency percentiles, broker CPU per message (utime+stime from
 /proc/PID/stat over the case) and the broker's peak RSS; it prints medians and pulsard/Pulsar
 ratios. The fixed-rate case runs at half of pulsard's max unbatched rate in round 1, on both.
@@ -221,8 +221,10 @@ def main(argv=None) -> int:
                         name, case_args = cases(args, round_no, fixed_rate)[3]
                     if name not in names:
                         names.append(name)
-                    for b, broker in brokers.items():
-                        r = run_case(loadgen, broker, case_args)
+                    order = list(brokers)   # rotated each round: no broker always runs after another
+                    order = order[round_no % len(order):] + order[:round_no % len(order)]
+                    for b in order:
+                        r = run_case(loadgen, brokers[b], case_args)
                         results[b].setdefault(name, []).append(r)
                         print(f"round {round_no + 1} {name:22} {b:8} {r['rate']:9,.0f} msg/s "
                               f"{r['cpu_us']:6.1f} us/msg ({r['sys_us']:.1f} sys) p99 {r.get('p99_ms', 0):7.1f} ms "
