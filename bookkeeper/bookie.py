@@ -129,6 +129,7 @@ class Bookie:
         if self._closed:
             return
         self._closed = True
+        self._journal.hand_over()
         await self._loop.run_in_executor(None, self._journal.stop)
         await self.checkpointer.close(final_checkpoint)
         self._reads.shutdown(wait=False)
@@ -144,13 +145,15 @@ class Bookie:
     def _on_group_committed(self, group: list[JournalItem], error: BaseException | None) -> None:
         """Runs on the loop once per group: cache the entries, then report them in order."""
         add = self._storage.add
+        last = None
         for item in group:
             data = item.data
             if error is None and data is not None:
                 if item.ledger_id not in self._deleted:
                     add(item.ledger_id, item.entry_id, data)
-                self._journal_end = LastLogMark(item.file_id,
-                                                item.offset + HEADER_SIZE + len(data))
+                last = item
+        if last is not None:   # one mark per group: where its last add ends
+            self._journal_end = LastLogMark(last.file_id, last.offset + HEADER_SIZE + len(last.data))
         cache_full = self._storage.cache_size >= self._config.write_cache_max_size
         if self._held or (cache_full and self.checkpointer.running):
             self._hold(group, error)

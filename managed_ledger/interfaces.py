@@ -113,6 +113,11 @@ class ManagedLedger(Protocol):
         """add_entry without a coroutine (no task per entry on the SEND path): the future
         resolves once the entry is on disk. Appends complete in call order."""
 
+    def append_with_callback(self, data: bytes,
+                             on_done: Callable[[Position | None, BaseException | None], None]) -> None:
+        """append without a future: on_done(position, None) once the entry is on disk, or
+        on_done(None, error); called in append order (the SEND path's one call per entry)."""
+
     async def read_entry(self, position: Position) -> Entry | None: ...
 
     async def read_entries(self, start: Position, max_entries: int) -> list[Entry]:

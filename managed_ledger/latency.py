@@ -2,11 +2,12 @@
 
 Buckets are not cumulative, as Pulsar's pulsar_storage_write_latency_le_* metrics: each counts
 the adds whose latency fell between the previous bound and its own; `overflow` the rest.
-Recording is one comparison walk and two additions per add: cheap enough for the SEND path.
+Recording is one bisection and three additions per add: cheap enough for the SEND path.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 
 #: Upper bounds of the buckets, in milliseconds.
@@ -20,11 +21,6 @@ class LatencyHistogram:
     count: int = 0
 
     def record(self, latency_ms: float) -> None:
-        index = 0
-        for bound in WRITE_LATENCY_BOUNDS_MS:
-            if latency_ms <= bound:
-                break
-            index += 1
-        self.counts[index] += 1
+        self.counts[bisect_left(WRITE_LATENCY_BOUNDS_MS, latency_ms)] += 1
         self.total_ms += latency_ms
         self.count += 1

@@ -23,12 +23,12 @@ import enum
 import functools
 import logging
 import time
-from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from bookkeeper.errors import BookKeeperError, NoSuchLedgerError
 from bookkeeper.interfaces import LedgerClient, WriteHandle
 
+from .adds import AddCallback, InFlightAdds, QueuedAdd, settle
 from .coalesced_task import CoalescedTask
 from .compacted_view import CompactedView
 from .config import StorageConfig
@@ -60,15 +60,6 @@ class ManagedLedgerState(enum.Enum):
     CLOSED = "closed"
 
 
-@dataclass(slots=True)
-class _QueuedAdd:
-    """An add waiting for a writable ledger (Pulsar's OpAddEntry before it is sent)."""
-
-    data: bytes
-    future: asyncio.Future[Position]
-    started: float
-
-
 class ManagedLedgerImpl:
     """Implements interfaces.ManagedLedger."""
 
@@ -95,7 +86,7 @@ class ManagedLedgerImpl:
         self._writer_bytes = 0
         self._writer_created = 0.0
         self._rollover_timer: asyncio.TimerHandle | None = None
-        self._queued: list[_QueuedAdd] = []
+        self._queued: list[QueuedAdd] = []
         self._rollover_task: asyncio.Task | None = None
         self._reads = EntryReader(bookkeeper, cache)
         self._cursors = CursorRegistry(self, store, self._path)
@@ -107,7 +98,7 @@ class ManagedLedgerImpl:
         self._terminated: Position | None = None
         self._terminating: asyncio.Task[Position] | None = None
         #: The latest add not yet resolved: termination waits for it (adds complete in order).
-        self._last_add: asyncio.Future[Position] | None = None
+        self._in_flight = InFlightAdds()
         self.retention = RetentionPolicy(config.retention_time_minutes, config.retention_size_mb)
         self.write_latency = LatencyHistogram()
 
@@ -216,33 +207,39 @@ class ManagedLedgerImpl:
 
     def append(self, data: bytes) -> "asyncio.Future[Position]":
         future: asyncio.Future[Position] = self._loop.create_future()
-        if self._closing:
-            future.set_exception(ManagedLedgerClosedError(f"managed ledger {self.name} is closed"))
-            return future
-        if self.terminated:
-            future.set_exception(ManagedLedgerTerminatedError(f"managed ledger {self.name} was terminated"))
-            return future
-        self._last_add = future
-        if self._state is ManagedLedgerState.WRITING:
-            self._send(data, future, time.monotonic())
-        else:
-            self._queued.append(_QueuedAdd(data, future, time.monotonic()))
-            if self._state is ManagedLedgerState.LEDGER_NEEDED:
-                self._start_rollover()
+        self.append_with_callback(data, functools.partial(settle, future))
         return future
 
-    def _send(self, data: bytes, future: asyncio.Future[Position], started: float) -> None:
+    def append_with_callback(self, data: bytes, on_done: AddCallback) -> None:
+        if self._closing:
+            on_done(None, ManagedLedgerClosedError(f"managed ledger {self.name} is closed"))
+        elif self.terminated:
+            on_done(None, ManagedLedgerTerminatedError(f"managed ledger {self.name} was terminated"))
+        else:
+            self._in_flight.count += 1
+            if self._state is ManagedLedgerState.WRITING:
+                self._send(data, on_done, time.monotonic())
+            else:
+                self._queued.append(QueuedAdd(data, on_done, time.monotonic()))
+                if self._state is ManagedLedgerState.LEDGER_NEEDED:
+                    self._start_rollover()
+
+    def _send(self, data: bytes, on_done: AddCallback, started: float) -> None:
         writer = self._writer
         assert writer is not None
-        on_durable = functools.partial(self._on_add_durable, writer.ledger_id, data, future, started)
+        on_durable = functools.partial(self._on_add_durable, writer.ledger_id, data, on_done, started)
         try:
             writer.add_entry_with_callback(data, on_durable)
         except BookKeeperError as exc:
-            self._on_write_failed(future, exc)
+            self._on_write_failed(on_done, exc)
             return
         self._writer_entries += 1
         self._writer_bytes += len(data)
         self._roll_over_if_due()
+
+    def _add_completed(self, on_done: AddCallback, position: Position | None, error: BaseException | None) -> None:
+        self._in_flight.completed()
+        on_done(position, error)
 
     def _roll_over_if_due(self) -> bool:
         """Pulsar's rule: full (entries or size) or older than the maximum rollover time, and
@@ -274,10 +271,10 @@ class ManagedLedgerImpl:
         if not self._roll_over_if_due():
             self._schedule_rollover_check()
 
-    def _on_add_durable(self, ledger_id: int, data: bytes, future: asyncio.Future[Position], started: float,
+    def _on_add_durable(self, ledger_id: int, data: bytes, on_done: AddCallback, started: float,
                         entry_id: int, error: BaseException | None) -> None:
         if error is not None:
-            self._on_write_failed(future, error)
+            self._on_write_failed(on_done, error)
             return
         self.write_latency.record((time.monotonic() - started) * 1000)
         position = Position(ledger_id, entry_id)
@@ -287,17 +284,15 @@ class ManagedLedgerImpl:
             info.size += len(data)
         self._last_confirmed = position
         self._cache.put(position, data)
-        if not future.done():
-            future.set_result(position)
+        self._add_completed(on_done, position, None)
         if self._waiters:
             self._wake_waiters(True)
 
-    def _on_write_failed(self, future: asyncio.Future[Position], error: BaseException) -> None:
+    def _on_write_failed(self, on_done: AddCallback, error: BaseException) -> None:
         """The ledger lost an add: the next add rolls over to a new ledger. Adds queued for
         that new ledger fail too, so none of them lands ahead of the failed one."""
         logger.error("managed ledger %s: add failed: %s", self.name, error)
-        if not future.done():
-            future.set_exception(ManagedLedgerStorageError(f"add failed: {error}"))
+        self._add_completed(on_done, None, ManagedLedgerStorageError(f"add failed: {error}"))
         if self._state is ManagedLedgerState.WRITING:
             self._state = ManagedLedgerState.LEDGER_NEEDED
         self._fail_queued(ManagedLedgerStorageError(f"an earlier add failed: {error}"))
@@ -339,7 +334,7 @@ class ManagedLedgerImpl:
             if self._state is not ManagedLedgerState.WRITING:
                 self._queued = queued[index:] + self._queued
                 break
-            self._send(add.data, add.future, add.started)
+            self._send(add.data, add.on_done, add.started)
         logger.debug("managed ledger %s rolled over to ledger %d", self.name, writer.ledger_id)
         self._trimming.request()
 
@@ -351,8 +346,7 @@ class ManagedLedgerImpl:
     def _fail_queued(self, error: Exception) -> None:
         queued, self._queued = self._queued, []
         for add in queued:
-            if not add.future.done():
-                add.future.set_exception(error)
+            self._add_completed(add.on_done, None, error)
 
     async def _seal(self, writer: WriteHandle) -> None:
         info = self.ledger_list.get(writer.ledger_id)
@@ -378,8 +372,7 @@ class ManagedLedgerImpl:
 
     async def _terminate(self) -> Position:
         try:
-            if self._last_add is not None:
-                await asyncio.gather(self._last_add, return_exceptions=True)
+            await self._in_flight.drained()
             self._terminated = self._last_confirmed
             await self._persist_metadata()
         except BaseException:

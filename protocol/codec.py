@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import struct
 from collections import deque
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from google.protobuf.message import DecodeError
 
@@ -44,9 +44,9 @@ _TEXT_COMMANDS = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Frame:
-    """One decoded frame.
+class Frame(NamedTuple):
+    """One decoded frame (a named tuple: one is made per message, several times faster than
+    a frozen dataclass).
 
     ``entry`` is set for SEND/MESSAGE only: the bytes from the magic onward, ready to
     store. ``checksum_ok`` is False when such an entry's CRC32C does not match; the

@@ -260,12 +260,13 @@ def send_receipt(
     """SEND_RECEIPT naming the stored entry; the client derives batch indexes itself."""
     cmd = BaseCommand(type=BaseCommand.SEND_RECEIPT)
     body = cmd.send_receipt
-    body.producer_id = _u64(producer_id)
-    body.sequence_id = _u64(sequence_id)
-    body.message_id.ledgerId = _u64(ledger_id)
-    body.message_id.entryId = _u64(entry_id)
+    body.producer_id = producer_id & _U64_MASK   # _u64 inlined: one receipt per message
+    body.sequence_id = sequence_id & _U64_MASK
+    message_id = body.message_id
+    message_id.ledgerId = ledger_id & _U64_MASK
+    message_id.entryId = entry_id & _U64_MASK
     if highest_sequence_id is not None:
-        body.highest_sequence_id = _u64(highest_sequence_id)
+        body.highest_sequence_id = highest_sequence_id & _U64_MASK
     return cmd
 
 

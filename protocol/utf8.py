@@ -33,13 +33,35 @@ TEXT_TYPES = frozenset(
 """Full names of the message types that can carry text."""
 
 
+_SKIP, _TEXT, _MESSAGE = range(3)
+#: What each field needs checking, by descriptor: decided once, as every SEND's metadata
+#: passes through here (the descriptor's attributes cost more than the check itself).
+_KINDS: dict[FieldDescriptor, int] = {}
+
+
+def _kind(field: FieldDescriptor) -> int:
+    if field.type == FieldDescriptor.TYPE_STRING:
+        kind = _TEXT
+    elif field.type == FieldDescriptor.TYPE_MESSAGE and field.message_type.full_name in TEXT_TYPES:
+        kind = _MESSAGE
+    else:
+        kind = _SKIP
+    _KINDS[field] = kind
+    return kind
+
+
 def check_utf8(message: Message) -> None:
     """Raise ProtocolError if any string inside ``message`` is not valid UTF-8."""
     for field, value in message.ListFields():
-        if field.type == FieldDescriptor.TYPE_STRING:
-            texts = value if field.is_repeated else (value,)
-            if any(type(text) is bytes for text in texts):
+        kind = _KINDS.get(field)
+        if kind is None:
+            kind = _kind(field)
+        if kind == _SKIP:
+            continue
+        values = value if field.is_repeated else (value,)
+        if kind == _TEXT:
+            if any(type(text) is bytes for text in values):
                 raise ProtocolError(f"{field.full_name} is not valid UTF-8")
-        elif field.type == FieldDescriptor.TYPE_MESSAGE and field.message_type.full_name in TEXT_TYPES:
-            for sub in value if field.is_repeated else (value,):
+        else:
+            for sub in values:
                 check_utf8(sub)

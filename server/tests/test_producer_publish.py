@@ -29,14 +29,12 @@ class FailingThenWorkingTopic:
     def __init__(self) -> None:
         self.appends = 0
 
-    def publish(self, entry: bytes, num_messages: int) -> "asyncio.Future[Position]":
+    def publish(self, entry: bytes, num_messages: int, on_done) -> None:
         self.appends += 1
-        future = asyncio.get_running_loop().create_future()
         if self.appends == 1:
-            future.set_exception(OSError(28, "No space left on device"))
+            asyncio.get_running_loop().call_soon(on_done, None, OSError(28, "No space left on device"))
         else:
-            future.set_result(Position(1, self.appends))
-        return future
+            asyncio.get_running_loop().call_soon(on_done, Position(1, self.appends), None)
 
 
 def test_sends_refused_after_a_persistence_failure_still_complete():

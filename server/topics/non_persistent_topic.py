@@ -9,9 +9,8 @@ Subscriptions live as long as they have consumers.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from managed_ledger.position import Entry, Position
 from protocol import pulsar_api_pb2 as pb
@@ -221,15 +220,14 @@ class NonPersistentTopic(TopicBase):
         self.subscriptions: dict[str, NonPersistentSubscription] = {}
         self.stats = TopicStats()
 
-    def publish(self, entry: bytes, num_messages: int) -> "asyncio.Future[Position]":
+    def publish(self, entry: bytes, num_messages: int,
+                on_done: Callable[[Position, BaseException | None], None]) -> None:
         """Hand the message to every subscription now; receipted at once as 0:0."""
         self.stats.published(num_messages, len(entry))
         message = Entry(NON_PERSISTENT_POSITION, entry)
         for subscription in list(self.subscriptions.values()):
             subscription.send(message, num_messages)
-        done = asyncio.get_running_loop().create_future()
-        done.set_result(NON_PERSISTENT_POSITION)
-        return done
+        on_done(NON_PERSISTENT_POSITION, None)
 
     @property
     def dropped_messages(self) -> int:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
+from collections import deque
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Callable
@@ -42,8 +42,11 @@ class Producer:
     metadata: dict[str, str] = field(default_factory=dict)
     #: The topic epoch announced in PRODUCER_SUCCESS.
     topic_epoch: int | None = field(default=None, init=False)
-    pending: int = field(default=0, init=False)
-    _last_append: "asyncio.Future[Position] | None" = field(default=None, init=False)
+    #: Appends started and completed: answers that must follow the receipts of the SENDs
+    #: taken so far wait in _after with the count of appends they follow.
+    _appended: int = field(default=0, init=False)
+    _completed: int = field(default=0, init=False)
+    _after: "deque[tuple[int, Callable[[], None]]]" = field(default_factory=deque, init=False)
     #: After a failed append, later SENDs fail too (the client reconnects and resends them
     #: all in order), so nothing is stored ahead of the message that failed.
     _persistence_failed: bool = field(default=False, init=False)
@@ -65,46 +68,44 @@ class Producer:
                 self.producer_id, sequence_id, pb.PersistenceError,
                 "An earlier message failed to persist; reconnect to resend in order"))
             return
-        self.pending += 1
-        append = self.topic.publish(entry, num_messages)
-        self._last_append = append
-        append.add_done_callback(partial(self._persisted, sequence_id, highest_sequence_id, tracked, len(entry)))
+        self._appended += 1
+        # A callback, not a future: no future, done-callback and loop handle per message.
+        self.topic.publish(entry, num_messages,
+                           partial(self._persisted, sequence_id, highest_sequence_id, tracked, len(entry)))
 
     def _persisted(self, sequence_id: int, highest_sequence_id: int, tracked: bool, size: int,
-                   append: "asyncio.Future[Position]") -> None:
-        self.pending -= 1
+                   position: "Position | None", error: BaseException | None) -> None:
+        self._completed += 1
         self.connection.publish_completed(size)
-        if not append.cancelled() and isinstance(append.exception(), ManagedLedgerTerminatedError):
+        if error is None:
             if tracked:
-                self.topic.deduplication.forget_pushed(self.name)
+                self.topic.deduplication.record_persisted(self.name, max(sequence_id, highest_sequence_id), position)
+            self.connection.write(commands.send_receipt(
+                self.producer_id, sequence_id, position.ledger_id, position.entry_id, highest_sequence_id))
+        else:
+            self._failed(sequence_id, error, tracked)
+        after = self._after
+        while after and after[0][0] <= self._completed:
+            after.popleft()[1]()
+
+    def _failed(self, sequence_id: int, error: BaseException, tracked: bool) -> None:
+        if tracked:
+            self.topic.deduplication.forget_pushed(self.name)
+        if isinstance(error, ManagedLedgerTerminatedError):
             self.connection.write(commands.send_error(
                 self.producer_id, sequence_id, pb.TopicTerminatedError, "Topic was already terminated"))
             return
-        if append.cancelled() or append.exception() is not None:
-            error = "cancelled" if append.cancelled() else repr(append.exception())
-            log.warning("append to %s failed: %s", self.topic.name, error)
-            self._persistence_failed = True
-            if tracked:
-                self.topic.deduplication.forget_pushed(self.name)
-            self.connection.write(
-                commands.send_error(self.producer_id, sequence_id, pb.PersistenceError, f"Failed to persist: {error}")
-            )
-            return
-        position = append.result()
-        if tracked:
-            self.topic.deduplication.record_persisted(self.name, max(sequence_id, highest_sequence_id), position)
+        log.warning("append to %s failed: %r", self.topic.name, error)
+        self._persistence_failed = True
         self.connection.write(
-            commands.send_receipt(
-                self.producer_id, sequence_id, position.ledger_id, position.entry_id, highest_sequence_id
-            )
+            commands.send_error(self.producer_id, sequence_id, pb.PersistenceError, f"Failed to persist: {error!r}")
         )
 
     def after_receipts(self, answer: Callable[[], None]) -> None:
         """Run answer after the receipts of earlier SENDs (receipts keep arrival order, and a
         broker-initiated close follows what was sent before it)."""
-        last = self._last_append
-        if last is not None and not last.done():
-            last.add_done_callback(lambda _: answer())
+        if self._completed < self._appended:
+            self._after.append((self._appended, answer))
         else:
             answer()
 

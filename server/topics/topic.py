@@ -85,12 +85,13 @@ class Topic(TopicBase):
     async def _store_epoch(self, epoch: int) -> None:
         await self.broker.metadata.put(_state_path(self.name, "epoch"), str(epoch).encode())
 
-    def publish(self, entry: bytes, num_messages: int) -> "asyncio.Future[Position]":
-        """Append one entry; the future resolves once it is durable. Arrival order is kept.
-        On a terminated topic the future fails with ManagedLedgerTerminatedError."""
+    def publish(self, entry: bytes, num_messages: int,
+                on_done: Callable[[Position | None, BaseException | None], None]) -> None:
+        """Append one entry; on_done(position, None) once it is durable, in arrival order.
+        On a terminated topic on_done gets ManagedLedgerTerminatedError."""
         if not self.ledger.terminated:
             self.stats.published(num_messages, len(entry))
-        return self.ledger.append(entry)
+        self.ledger.append_with_callback(entry, on_done)
 
     def holds_data(self) -> bool:
         return self.ledger.total_size > 0

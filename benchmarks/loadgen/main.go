@@ -1,0 +1,154 @@
+// Command loadgen drives a Pulsar broker through the official Go client and prints figures.
+//
+//	loadgen produce -url pulsar://127.0.0.1:6650 -topics 1 -messages 100000 [-batched] [-rate 0] [-size 100] [-pending 1000]
+//	loadgen consume -url pulsar://127.0.0.1:6650 -topics 1 -messages 100000
+//
+// produce sends -messages in total across -topics (one producer each, send_async with a callback);
+// -rate 0 means as fast as the client's pending window allows. It prints one line
+// "msgs=N seconds=S rate=R p50_ms=.. p95_ms=.. p99_ms=.. max_ms=.." (publish latency: from
+// SendAsync to its receipt). consume reads -messages from the earliest position of each topic
+// (a catch-up read of a backlog) and prints "msgs=N seconds=S rate=R".
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/pulsar-client-go/pulsar"
+	"github.com/apache/pulsar-client-go/pulsar/log"
+	"github.com/sirupsen/logrus"
+)
+
+func topicName(prefix string, i int) string {
+	return fmt.Sprintf("persistent://public/default/%s-%d", prefix, i)
+}
+
+func percentile(sorted []time.Duration, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(p * float64(len(sorted)-1))
+	return float64(sorted[i].Microseconds()) / 1000.0
+}
+
+func produce(client pulsar.Client, prefix string, topics, messages int, batched bool, rate float64, size, pending int) error {
+	payload := make([]byte, size)
+	for i := range payload {
+		payload[i] = byte('a' + i%26)
+	}
+	producers := make([]pulsar.Producer, topics)
+	for i := range producers {
+		opts := pulsar.ProducerOptions{Topic: topicName(prefix, i), DisableBatching: !batched,
+			MaxPendingMessages: pending, SendTimeout: 60 * time.Second}
+		if batched {
+			opts.BatchingMaxMessages = 1000
+			opts.BatchingMaxPublishDelay = time.Millisecond
+			opts.BatchingMaxSize = 128 * 1024
+		}
+		p, err := client.CreateProducer(opts)
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		producers[i] = p
+	}
+	latencies := make([]time.Duration, messages)
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(messages)
+	ctx := context.Background()
+	start := time.Now()
+	for n := 0; n < messages; n++ {
+		if rate > 0 {
+			due := start.Add(time.Duration(float64(n) / rate * float64(time.Second)))
+			if d := time.Until(due); d > 0 {
+				time.Sleep(d)
+			}
+		}
+		idx := n
+		sent := time.Now()
+		producers[n%topics].SendAsync(ctx, &pulsar.ProducerMessage{Payload: payload},
+			func(_ pulsar.MessageID, _ *pulsar.ProducerMessage, err error) {
+				latencies[idx] = time.Since(sent)
+				if err != nil {
+					failed.Add(1)
+				}
+				wg.Done()
+			})
+	}
+	wg.Wait()
+	elapsed := time.Since(start).Seconds()
+	sort.Slice(latencies, func(a, b int) bool { return latencies[a] < latencies[b] })
+	fmt.Printf("msgs=%d seconds=%.3f rate=%.0f p50_ms=%.2f p95_ms=%.2f p99_ms=%.2f max_ms=%.2f failed=%d\n",
+		messages, elapsed, float64(messages)/elapsed, percentile(latencies, 0.50),
+		percentile(latencies, 0.95), percentile(latencies, 0.99), percentile(latencies, 1.0), failed.Load())
+	return nil
+}
+
+func consume(client pulsar.Client, prefix string, topics, messages int) error {
+	names := make([]string, topics)
+	for i := range names {
+		names[i] = topicName(prefix, i)
+	}
+	consumer, err := client.Subscribe(pulsar.ConsumerOptions{Topics: names, SubscriptionName: "catchup",
+		SubscriptionInitialPosition: pulsar.SubscriptionPositionEarliest, ReceiverQueueSize: 1000})
+	if err != nil {
+		return err
+	}
+	defer consumer.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	start := time.Now()
+	for n := 0; n < messages; n++ {
+		msg, err := consumer.Receive(ctx)
+		if err != nil {
+			return fmt.Errorf("after %d messages: %w", n, err)
+		}
+		consumer.AckID(msg.ID())
+	}
+	elapsed := time.Since(start).Seconds()
+	fmt.Printf("msgs=%d seconds=%.3f rate=%.0f\n", messages, elapsed, float64(messages)/elapsed)
+	return nil
+}
+
+func main() {
+	if len(os.Args) < 2 || (os.Args[1] != "produce" && os.Args[1] != "consume") {
+		fmt.Fprintln(os.Stderr, "usage: loadgen produce|consume [flags]")
+		os.Exit(2)
+	}
+	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	url := fs.String("url", "pulsar://127.0.0.1:6650", "service URL")
+	prefix := fs.String("prefix", "load", "topic name prefix (topics are PREFIX-0 .. PREFIX-N-1)")
+	topics := fs.Int("topics", 1, "number of topics")
+	messages := fs.Int("messages", 100000, "messages in total")
+	batched := fs.Bool("batched", false, "client-side batching (1000 messages / 1 ms / 128 KiB)")
+	rate := fs.Float64("rate", 0, "messages per second in total (0: as fast as possible)")
+	size := fs.Int("size", 100, "message size in bytes")
+	pending := fs.Int("pending", 1000, "max pending messages per producer")
+	_ = fs.Parse(os.Args[2:])
+
+	logger := logrus.New()
+	logger.SetLevel(logrus.WarnLevel)
+	client, err := pulsar.NewClient(pulsar.ClientOptions{URL: *url, OperationTimeout: 60 * time.Second,
+		Logger: log.NewLoggerWithLogrus(logger)})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer client.Close()
+	if os.Args[1] == "produce" {
+		err = produce(client, *prefix, *topics, *messages, *batched, *rate, *size, *pending)
+	} else {
+		err = consume(client, *prefix, *topics, *messages)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
