@@ -2,12 +2,14 @@
 bookies (the cluster kit: ZooKeeper + 3 bookies, journal fsync on, E=3 Qw=2 Qa=2).
 
 For each broker count, a new group of brokers (its own ZooKeeper chroot) is started, a topic of
-``--partitions`` partitions is created, and the official Python client publishes ``--messages``
-messages of ``--size`` bytes (batched, send_async) through the first broker's service URL:
-lookups spread the partitions' bundles over the brokers. Prints msg/s, MB/s and where the
-bundles went, then the 2-vs-1 ratio. Every process is killed and every temp dir removed.
+``--partitions`` partitions is created, and ``--messages`` messages of ``--size`` bytes are
+published (batched) through the first broker's service URL: lookups spread the partitions'
+bundles over the brokers. The load comes from the Go load tool (benchmarks/loadgen on the
+official Go client, one producer per partition) or, with ``--tool python``, the official Python
+client's partitioned producer. Prints msg/s, MB/s and where the bundles went, then the 2-vs-1
+ratio. Every process is killed and every temp dir removed.
 
-    python benchmarks/cluster.py [--messages 200000] [--size 100] [--partitions 16]
+    python benchmarks/cluster.py [--messages 200000] [--size 100] [--partitions 16] [--tool go|python]
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import logging
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -25,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pulsar  # noqa: E402
 
+from benchmarks.compare import build_loadgen  # noqa: E402
 from bookkeeper.cluster_kit import LocalCluster  # noqa: E402
 from compat_tests.cluster_brokers import BrokerGroup, http  # noqa: E402
 
@@ -63,7 +67,22 @@ def publish(service_url: str, topic: str, messages: int, size: int) -> float:
         client.close()
 
 
-def run(cluster: LocalCluster, work: Path, brokers: int, args: argparse.Namespace) -> float:
+def publish_with_go(loadgen: Path, service_url: str, partitions: int, messages: int, size: int) -> float:
+    """Seconds the Go load tool took, one producer per partition of persistent://public/default/bench."""
+    done = subprocess.run([str(loadgen), "produce", "-url", service_url, "-prefix", "bench-partition",
+                           "-topics", str(partitions), "-batched", "-messages", str(messages),
+                           "-size", str(size), "-pending", "5000"],
+                          capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        raise RuntimeError(f"loadgen failed: {done.stderr.strip()[-2000:]}")
+    result = dict(kv.split("=") for kv in done.stdout.strip().splitlines()[-1].split())
+    if int(result.get("failed", "0")):
+        raise RuntimeError(f"{result['failed']} sends failed")
+    return float(result["seconds"])
+
+
+def run(cluster: LocalCluster, work: Path, brokers: int, args: argparse.Namespace,
+        loadgen: Path | None) -> float:
     group = BrokerGroup(cluster, work / f"brokers-{brokers}", brokers).start()
     try:
         first = group.brokers[0]
@@ -71,7 +90,10 @@ def run(cluster: LocalCluster, work: Path, brokers: int, args: argparse.Namespac
                             args.partitions)
         assert status == 204, body
         topic = "persistent://public/default/bench"
-        elapsed = publish(first.service_url, topic, args.messages, args.size)
+        if loadgen is not None:
+            elapsed = publish_with_go(loadgen, first.service_url, args.partitions, args.messages, args.size)
+        else:
+            elapsed = publish(first.service_url, topic, args.messages, args.size)
         owners: dict[str, int] = {}
         for i in range(args.partitions):
             _, found = http("GET", f"{first.web_url}/lookup/v2/topic/persistent/public/default/bench-partition-{i}")
@@ -89,13 +111,15 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=200_000)
     parser.add_argument("--size", type=int, default=100)
     parser.add_argument("--partitions", type=int, default=16)
+    parser.add_argument("--tool", choices=("go", "python"), default="go")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="pulsard-cluster-bench-"))
     cluster = LocalCluster(bookies=3, progress=lambda m: print(f"[cluster kit] {m}", flush=True))
     try:
+        loadgen = build_loadgen(work) if args.tool == "go" else None
         cluster.start()
-        one = run(cluster, work, 1, args)
-        two = run(cluster, work, 2, args)
+        one = run(cluster, work, 1, args, loadgen)
+        two = run(cluster, work, 2, args, loadgen)
         print(f"2 brokers / 1 broker: {two / one:.2f}x")
     finally:
         cluster.stop()

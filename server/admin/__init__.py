@@ -7,8 +7,8 @@ from aiohttp import web
 
 from server.broker_service import BrokerService
 
-from . import (brokers, clusters, namespaces, permissions, schemas, subscriptions, tenants, topic_permissions,
-               topic_policies, topics)
+from . import (brokers, clusters, namespaces, permissions, schemas, subscriptions, tenants, topic_policies,
+               topics)
 from .topic_access import TopicAccess
 
 
@@ -40,5 +40,4 @@ def admin_routes(broker: BrokerService, resources: AdminResources) -> list[web.R
         *subscriptions.routes(resources.topics),
         *topics.routes(resources.topics),
         *topic_policies.routes(resources.topics, broker.schemas),
-        *topic_permissions.routes(resources.topics),
     ]
