@@ -18,7 +18,6 @@ interleaved the same way, for before/after ratios on a shared, noisy machine.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -47,16 +46,8 @@ class Reference(_broker.Broker):
 
     def wait_ready(self, timeout: float = REFERENCE_READY_S) -> float:
         waited = super().wait_ready(timeout)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                with _broker._HTTP.open(f"{self.web_url}/admin/v2/namespaces/public", timeout=2) as resp:
-                    if "public/default" in json.loads(resp.read()):
-                        return waited
-            except (OSError, ValueError):
-                pass
-            time.sleep(0.2)
-        raise _broker.BrokerError("public/default not created in time")
+        self.wait_for_namespace("public/default", timeout)
+        return waited
 
 
 class Baseline(_broker.Broker):
@@ -128,7 +119,7 @@ def cases(args, round_no: int, fixed_rate: float) -> list[tuple[str, list[str]]]
         ("batched 16 topics", ["produce", "-prefix", f"b16-{p}", "-topics", "16", "-batched",
                                "-messages", str(args.batched)]),
         ("unbatched 1 topic", ["produce", "-prefix", f"u1-{p}", "-messages", str(args.unbatched)]),
-        (f"unbatched fixed rate", ["produce", "-prefix", f"uf-{p}", "-rate", f"{fixed_rate:.0f}",
+        ("unbatched fixed rate", ["produce", "-prefix", f"uf-{p}", "-rate", f"{fixed_rate:.0f}",
                                    "-messages", str(int(fixed_rate * args.fixed_seconds))]),
         ("catch-up read", ["consume", "-prefix", f"b1-{p}", "-messages", str(min(args.catchup, args.batched))]),
     ]

@@ -16,6 +16,7 @@ a slower broker more time to come up.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import signal
@@ -128,6 +129,21 @@ class Broker:
         self.spawn()
         self.wait_ready(timeout)
         return self
+
+    def wait_for_namespace(self, namespace: str, timeout: float) -> None:
+        """Until the admin API lists the namespace (Apache Pulsar standalone answers its health
+        check before it has created public/default)."""
+        tenant = namespace.partition("/")[0]
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                with _HTTP.open(f"{self.web_url}/admin/v2/namespaces/{tenant}", timeout=2) as resp:
+                    if namespace in json.loads(resp.read()):
+                        return
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.2)
+        raise BrokerError(f"{namespace} not created within {timeout:.0f}s")
 
     def health_ok(self) -> bool:
         try:

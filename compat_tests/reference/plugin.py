@@ -4,9 +4,6 @@ Pulsar standalone answers its health check before it has created the public/defa
 this waits for that namespace too.  Use: ``-p compat_tests.reference.plugin``.
 """
 
-import json
-import time
-
 from compat_tests import broker as _broker
 
 NAMESPACE_WAIT_S = 60
@@ -15,16 +12,8 @@ _wait_ready = _broker.Broker.wait_ready
 
 def _wait_ready_and_namespace(self, timeout=_broker.READY_TIMEOUT_S):
     waited = _wait_ready(self, timeout)
-    deadline = time.monotonic() + NAMESPACE_WAIT_S
-    while time.monotonic() < deadline:
-        try:
-            with _broker._HTTP.open(f"{self.web_url}/admin/v2/namespaces/public", timeout=2) as resp:
-                if "public/default" in json.loads(resp.read()):
-                    return waited
-        except (OSError, ValueError):
-            pass
-        time.sleep(0.2)
-    raise _broker.BrokerError(f"public/default not created within {NAMESPACE_WAIT_S}s")
+    self.wait_for_namespace("public/default", NAMESPACE_WAIT_S)
+    return waited
 
 
 _broker.Broker.wait_ready = _wait_ready_and_namespace
