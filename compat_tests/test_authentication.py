@@ -5,6 +5,7 @@ requests on the admin API."""
 from __future__ import annotations
 
 import base64
+import os
 import secrets
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from compat_tests.broker import HOST, REPO_ROOT, free_port
 from compat_tests.certificates import CertificateAuthority
+from compat_tests.toolchains import go_scenarios
 
 TOKEN = "org.apache.pulsar.broker.authentication.AuthenticationProviderToken"
 BASIC = "org.apache.pulsar.broker.authentication.AuthenticationProviderBasic"
@@ -257,3 +259,28 @@ def test_java_client_token_and_certificate_over_tls(make_broker, tmp_path, secre
     assert outcomes.get("cert") == "ok", done.stdout
     assert outcomes.get("wrong-token", "").startswith("AuthenticationException"), done.stdout
     assert outcomes.get("no-permission", "").startswith("AuthorizationException"), done.stdout
+
+
+@pytest.mark.parametrize("scenario", go_scenarios(secured=True))
+def test_go_client_token_basic_and_certificate_over_tls(scenario, make_broker, tmp_path, secret, go_binaries):
+    """The official Go client over pulsar+ssl:// with a token, basic credentials and a client
+    certificate (compat_tests/go/secured_test.go), a wrong token and wrong basic refused."""
+    ca = CertificateAuthority(tmp_path)
+    server, client_cert = ca.issue("server", server=True), ca.issue("gopher")
+    hashed = bcrypt.hashpw(b"go-secret", bcrypt.gensalt(rounds=4)).decode()
+    htpasswd = tmp_path / ".htpasswd"
+    htpasswd.write_text(f"gopher:{hashed}\n")
+    port = free_port()
+    make_broker({"authenticationEnabled": "true", "authenticationProviders": f"{TOKEN},{BASIC},{TLS}",
+                 "tokenSecretKey": base64.b64encode(secret).decode(), "basicAuthConf": str(htpasswd),
+                 "brokerServicePortTls": port, "tlsCertificateFilePath": server.cert,
+                 "tlsKeyFilePath": server.key, "tlsTrustCertsFilePath": ca.pem.cert})
+    env = {**os.environ, "PULSAR_SECURED_SERVICE_URL": f"pulsar+ssl://{HOST}:{port}",
+           "PULSAR_CA_FILE": str(ca.pem.cert), "PULSAR_TOKEN": hs256(secret, "gopher"),
+           "PULSAR_BASIC_USER": "gopher", "PULSAR_BASIC_PASSWORD": "go-secret",
+           "PULSAR_CLIENT_CERT": str(client_cert.cert), "PULSAR_CLIENT_KEY": str(client_cert.key)}
+    go_binary = go_binaries[0]
+    done = subprocess.run([str(go_binary), "-test.run", f"^{scenario}$", "-test.v", "-test.count=1",
+                           "-test.timeout=60s"], cwd=go_binary.parent.parent, env=env,
+                          capture_output=True, text=True, timeout=90)
+    assert done.returncode == 0 and f"--- PASS: {scenario}" in done.stdout, f"{done.stdout}\n{done.stderr[-3000:]}"

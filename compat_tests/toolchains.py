@@ -106,10 +106,12 @@ def connector_java_scenarios(project: str) -> list[str]:
                   for name in pattern.findall(path.read_text()))
 
 
-def go_scenarios() -> list[str]:
-    """Names of the Test functions of the Go module (no toolchain needed to collect)."""
+def go_scenarios(secured: bool = False) -> list[str]:
+    """Names of the Test functions of the Go module (no toolchain needed to collect): those
+    for a default broker, or (secured) the TestSecured* ones, which need TLS and authentication."""
     pattern = re.compile(r"^func (Test\w+)\(t \*testing\.T\)", re.MULTILINE)
-    return sorted(name for path in GO_DIR.glob("*_test.go") for name in pattern.findall(path.read_text()))
+    names = (name for path in GO_DIR.glob("*_test.go") for name in pattern.findall(path.read_text()))
+    return sorted(name for name in names if name.startswith("TestSecured") == secured)
 
 
 @dataclass
