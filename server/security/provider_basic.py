@@ -24,10 +24,6 @@ from .authentication import Identity
 from .config import SecurityConfig
 from .keys import read_setting
 
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", DeprecationWarning)
-    import crypt  # deprecated (removed in 3.13), still the C library's crypt(3) here
-
 CACHE_SIZE = 1024
 
 
@@ -49,8 +45,22 @@ def check_password(password: str, hashed: str) -> bool:
     elif hashed.startswith(("$2a$", "$2b$", "$2y$")):
         return bcrypt.checkpw(password.encode(), hashed.encode())
     else:
-        computed = crypt.crypt(password, hashed) or ""
+        computed = _crypt(password, hashed)
     return bool(computed) and hmac.compare_digest(computed, hashed)
+
+
+def _crypt(password: str, hashed: str) -> str:
+    """The C library's crypt(3) through the stdlib module, imported only for such a hash: it is
+    deprecated and gone from Python 3.13, where these hashes cannot be checked (the broker still
+    starts, and apr1 and bcrypt hashes work)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            import crypt
+    except ImportError:
+        raise AuthenticationError("crypt(3) password hashes need Python's crypt module (Python < 3.13); "
+                                  "use apr1 or bcrypt hashes") from None
+    return crypt.crypt(password, hashed) or ""
 
 
 class BasicProvider:
