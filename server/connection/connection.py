@@ -354,7 +354,7 @@ class Connection(asyncio.Protocol):
                                            "Checksum of the message does not match its content"))
             return
         try:  # stored unreadable, it could never be dispatched: refused as a corrupt message
-            read_metadata(entry)
+            metadata = read_metadata(entry)
         except ProtocolError as exc:
             self.write(commands.send_error(send.producer_id, send.sequence_id, pb.ChecksumError, str(exc)))
             return
@@ -369,7 +369,7 @@ class Connection(asyncio.Protocol):
         if self._pending_publishes >= MAX_PENDING_PUBLISHES:
             self._block_reading("pending publishes")
         self.broker.publish_buffer.taken(self, len(entry))
-        producer.publish(send.sequence_id, highest, entry, send.num_messages, send.is_chunk)
+        producer.publish(send.sequence_id, highest, entry, metadata, send.num_messages, send.is_chunk)
 
     def _on_send_without_producer(self, producer_id: int) -> None:
         """As Pulsar: sends in flight when their producer was closed are dropped (the client

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Callable
 from managed_ledger.errors import ManagedLedgerTerminatedError
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
-from protocol.entry import read_metadata
 
 from .deduplication import DedupStatus, is_last_chunk_or_whole
 
@@ -51,11 +50,12 @@ class Producer:
     #: all in order), so nothing is stored ahead of the message that failed.
     _persistence_failed: bool = field(default=False, init=False)
 
-    def publish(self, sequence_id: int, highest_sequence_id: int, entry: bytes, num_messages: int,
-                is_chunk: bool = False) -> None:
-        """Append the entry; the receipt is written once it is durable, in arrival order."""
+    def publish(self, sequence_id: int, highest_sequence_id: int, entry: bytes, metadata: pb.MessageMetadata,
+                num_messages: int, is_chunk: bool = False) -> None:
+        """Append the entry (its metadata already parsed by the connection); the receipt is
+        written once it is durable, in arrival order."""
         deduplication = self.topic.deduplication
-        tracked = deduplication is not None and (not is_chunk or is_last_chunk_or_whole(read_metadata(entry)))
+        tracked = deduplication is not None and (not is_chunk or is_last_chunk_or_whole(metadata))
         if tracked:
             status = deduplication.check(self.name, sequence_id, highest_sequence_id)
             if status is not DedupStatus.NEW:
