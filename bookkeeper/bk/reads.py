@@ -132,6 +132,14 @@ async def length_at(client: BookKeeperClient, metadata: LedgerMetadata, ledger_i
     return (await read_entry(client, metadata, ledger_id, entry_id)).length
 
 
+async def read_confirmed(client: BookKeeperClient, metadata: LedgerMetadata, ledger_id: int, lac: int,
+                         first: int, last: int) -> list[bytes]:
+    """Entries first..last, all of them at or before the LAC (NoSuchEntryError otherwise)."""
+    if first < 0 or last > lac or first > last:
+        raise NoSuchEntryError(f"ledger {ledger_id}: entries {first}..{last} outside 0..{lac}")
+    return await read_range(client, metadata, ledger_id, first, last)
+
+
 class LedgerReadHandle:
     """ReadHandle: a closed ledger, or a look at an open one (LAC as read at open time)."""
 
@@ -166,10 +174,7 @@ class LedgerReadHandle:
     async def read_entries(self, first: int, last: int) -> list[bytes]:
         if last > self._lac and not self.is_closed and first <= last:
             await self.refresh()  # an open ledger grows: ask the bookies again
-        if first < 0 or last > self._lac or first > last:
-            raise NoSuchEntryError(f"ledger {self._ledger_id}: entries {first}..{last} outside "
-                                   f"0..{self._lac}")
-        return await read_range(self._client, self._metadata, self._ledger_id, first, last)
+        return await read_confirmed(self._client, self._metadata, self._ledger_id, self._lac, first, last)
 
     async def refresh(self) -> None:
         """Catch up with a ledger still being written (by another process): its metadata (it

@@ -24,12 +24,11 @@ from bookkeeper.interfaces import AddCallback
 
 from ..bookie import future_callback
 from ..errors import (BookieRequestError, BookieUnavailableError, BookKeeperError,
-                      LedgerClosedError, LedgerFencedError, MetadataBadVersionError,
-                      NoSuchEntryError)
+                      LedgerClosedError, LedgerFencedError, MetadataBadVersionError)
 from .codec import Response, Status, package_entry
 from .ledger_metadata import LedgerMetadata, LedgerState
 from .placement import write_set
-from .reads import read_range
+from .reads import read_confirmed
 
 if TYPE_CHECKING:
     from .client import BookKeeperClient
@@ -94,10 +93,7 @@ class LedgerWriteHandle:
         return self._closed
 
     async def read_entries(self, first: int, last: int) -> list[bytes]:
-        if first < 0 or last > self._lac or first > last:
-            raise NoSuchEntryError(f"ledger {self._ledger_id}: entries {first}..{last} outside "
-                                   f"0..{self._lac}")
-        return await read_range(self._client, self._metadata, self._ledger_id, first, last)
+        return await read_confirmed(self._client, self._metadata, self._ledger_id, self._lac, first, last)
 
     # ---- WriteHandle --------------------------------------------------------------------------
 
