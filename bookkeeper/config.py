@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 MB = 1024 * 1024
+#: metadataStoreUrl of a ZooKeeper store (Pulsar's `zk:host:port[/chroot]`).
+ZK_URL_PREFIX = "zk:"
 
 
 def conf_key(key: str, scale: int = 1) -> dict[str, object]:

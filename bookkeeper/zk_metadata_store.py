@@ -35,12 +35,13 @@ from kazoo.exceptions import (BadVersionError, KazooException, NoNodeError, Node
                               NotEmptyError)
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
+from .config import ZK_URL_PREFIX
 from .errors import MetadataBadVersionError, MetadataNotFoundError, MetadataStoreError
 from .metadata_store import _check_path
 
 logger = logging.getLogger(__name__)
 
-URL_PREFIX = "zk:"
+URL_PREFIX = ZK_URL_PREFIX
 
 
 class SessionEvent(enum.Enum):

@@ -21,14 +21,11 @@ import logging
 from contextlib import AsyncExitStack
 from typing import Any
 
-from bookkeeper.bk.client import BookKeeperClient
-from bookkeeper.config import MB
+from bookkeeper.config import MB, ZK_URL_PREFIX
 from bookkeeper.errors import BookKeeperError, MetadataNotFoundError
 from bookkeeper.interfaces import LedgerClient
 from bookkeeper.ledger import BookKeeper
 from bookkeeper.metadata_store import SqliteMetadataStore
-from bookkeeper.zk_metadata_store import URL_PREFIX as ZK_URL_PREFIX
-from bookkeeper.zk_metadata_store import ZkMetadataStore
 
 from .config import StorageConfig
 from .data_dir_lock import DataDirLock
@@ -46,6 +43,7 @@ async def _open_store_at(url: str, config: StorageConfig) -> Any:
     if not url:
         return await SqliteMetadataStore.open(config.data_dir / "metadata" / "metadata.db")
     if url.startswith(ZK_URL_PREFIX):
+        from bookkeeper.zk_metadata_store import ZkMetadataStore   # cluster mode only: kazoo
         return await ZkMetadataStore.open(url, config.metadata_store_session_timeout_ms / 1000)
     raise BookKeeperError(f"unsupported metadata store url {url!r} (use zk:host:port[/chroot], "
                           f"or nothing for the embedded store)")
@@ -71,6 +69,7 @@ async def open_ledger_client(config: StorageConfig, store: Any) -> LedgerClient:
         raise BookKeeperError("metadataStoreUrl on ZooKeeper needs a BookKeeper cluster too: "
                               "set bookkeeperMetadataServiceUri=zk+hierarchical://host:port/ledgers")
     if config.uses_bookkeeper_cluster:
+        from bookkeeper.bk.client import BookKeeperClient   # cluster mode only
         client = config.bookkeeper_client
         return await BookKeeperClient.open(
             client.metadata_service_uri, config.ensemble_size, config.write_quorum,

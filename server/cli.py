@@ -17,7 +17,6 @@ from managed_ledger.errors import DataDirInUseError
 
 from .admin.brokers import broker_version
 from .admin.cli import add_admin_parser, run_admin
-from .cluster.broker import run_broker
 from .config import BrokerConfig, read_conf_file
 from .errors import BrokerError
 from .policies.namespace_policies import namespace_policies_command
@@ -99,6 +98,7 @@ def main(argv: list[str] | None = None) -> None:
         if args.command == "namespace-policies":
             print(uvloop.run(namespace_policies_command(config, args.action, args.namespace, args.fields)))
         elif args.command == "broker":
+            from .cluster.broker import run_broker   # cluster mode (kazoo, the BookKeeper client) only here
             uvloop.run(run_broker(config))
         else:
             uvloop.run(run_standalone(config))
