@@ -26,6 +26,7 @@ __all__ = ["Frame", "FrameDecoder", "ProtocolError", "encode_command", "encode_p
 
 _U32 = struct.Struct(">I")
 _SIZES = struct.Struct(">II")
+_parse_command = pb.BaseCommand.FromString
 
 PAYLOAD_COMMANDS = frozenset({pb.BaseCommand.SEND, pb.BaseCommand.MESSAGE})
 """Command types followed by an entry inside the same frame."""
@@ -91,15 +92,15 @@ class FrameDecoder:
 
     def next_frame(self) -> Frame | None:
         """The next complete frame, or None until more data has been received."""
-        self._raise_if_failed()
+        if self._failure is not None:
+            self._raise_if_failed()
         if self._buffered < _U32.size:
             return None
         try:
             total = self._peek_total()
             if self._buffered < _U32.size + total:
                 return None
-            frame = self._take(_U32.size + total)
-            return _parse_frame(frame[_U32.size:])
+            return _parse_frame(self._take(_U32.size + total))
         except ProtocolError as exc:
             self._fail(str(exc))
             raise
@@ -166,30 +167,28 @@ class FrameDecoder:
 
 
 def _parse_frame(frame: memoryview) -> Frame:
-    """Decode one frame given without its leading total-size field."""
-    (cmd_size,) = _U32.unpack_from(frame)
-    if cmd_size == 0 or cmd_size > len(frame) - _U32.size:
-        raise ProtocolError(f"command size {cmd_size} does not fit a frame of {len(frame)} bytes")
-    command = pb.BaseCommand()
-    cmd_end = _U32.size + cmd_size
-    try:
-        command.ParseFromString(frame[_U32.size:cmd_end])
+    """Decode one frame given with its leading total-size field (already checked)."""
+    (cmd_size,) = _U32.unpack_from(frame, _U32.size)
+    cmd_end = _SIZES.size + cmd_size
+    if cmd_size == 0 or cmd_end > len(frame):
+        raise ProtocolError(f"command size {cmd_size} does not fit a frame of {len(frame) - _U32.size} bytes")
+    try:   # FromString on a bytes copy: the cheapest parse protobuf offers
+        command = _parse_command(bytes(frame[_SIZES.size:cmd_end]))
     except DecodeError as exc:
         raise ProtocolError(f"BaseCommand does not parse: {exc}") from None
     if not command.IsInitialized():
         missing = ", ".join(command.FindInitializationErrors())
         raise ProtocolError(f"BaseCommand lacks required fields: {missing}")
-    field = _SUBCOMMAND_FIELD[command.type]
-    if not command.HasField(field):
-        raise ProtocolError(f"{pb.BaseCommand.Type.Name(command.type)} command without its '{field}' body")
-    if command.type in _TEXT_COMMANDS:
+    kind = command.type
+    if not command.HasField(_SUBCOMMAND_FIELD[kind]):
+        raise ProtocolError(f"{pb.BaseCommand.Type.Name(kind)} command without its '{_SUBCOMMAND_FIELD[kind]}' body")
+    if kind in _TEXT_COMMANDS:
         check_utf8(command)
-    rest = frame[cmd_end:]
-    if command.type in PAYLOAD_COMMANDS:
-        entry, checksum_ok = entry_from_frame_payload(rest)
+    if kind in PAYLOAD_COMMANDS:
+        entry, checksum_ok = entry_from_frame_payload(frame[cmd_end:])
         return Frame(command, entry, checksum_ok)
-    if rest:
-        raise ProtocolError(f"{pb.BaseCommand.Type.Name(command.type)} frame carries {len(rest)} stray bytes")
+    if cmd_end < len(frame):
+        raise ProtocolError(f"{pb.BaseCommand.Type.Name(kind)} frame carries {len(frame) - cmd_end} stray bytes")
     return Frame(command)
 
 

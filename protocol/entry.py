@@ -18,11 +18,14 @@ from protocol import pulsar_api_pb2 as pb
 from protocol.errors import ProtocolError
 from protocol.utf8 import check_utf8
 
+_parse_metadata = pb.MessageMetadata.FromString
+
 MAGIC_CRC32C = 0x0E01
 """First two bytes of every stored entry: a CRC32C follows."""
 
 _MAGIC_AND_CRC = struct.Struct(">HI")
 _U32 = struct.Struct(">I")
+_HEADER = struct.Struct(">HII")   # magic, crc32c, metaSize: read in one go on every SEND
 CHECKSUM_OFFSET = _MAGIC_AND_CRC.size
 """Where the u32 metaSize, and with it the checksummed region, starts inside an entry."""
 METADATA_OFFSET = CHECKSUM_OFFSET + _U32.size
@@ -45,14 +48,17 @@ def entry_from_frame_payload(payload: memoryview) -> tuple[bytes, bool]:
     ChecksumError and the rest of the entry is then not inspected (a corrupted
     metaSize must not turn a checksum failure into a protocol violation).
     """
-    if len(payload) >= 2 and payload[0] == MAGIC_CRC32C >> 8 and payload[1] == MAGIC_CRC32C & 0xFF:
-        if len(payload) < METADATA_OFFSET:
-            raise ProtocolError(f"payload of {len(payload)} bytes is too short for magic, checksum and metadata size")
-        _, expected = _MAGIC_AND_CRC.unpack_from(payload)
-        if crc32c.crc32c(payload[CHECKSUM_OFFSET:]) != expected:
-            return bytes(payload), False
-        _check_metadata_size(payload, CHECKSUM_OFFSET)
-        return bytes(payload), True
+    if len(payload) >= METADATA_OFFSET:
+        magic, expected, meta_size = _HEADER.unpack_from(payload)
+        if magic == MAGIC_CRC32C:
+            entry = bytes(payload)
+            if crc32c.crc32c(payload[CHECKSUM_OFFSET:]) != expected:
+                return entry, False
+            if meta_size == 0 or METADATA_OFFSET + meta_size > len(payload):
+                _check_metadata_size(payload, CHECKSUM_OFFSET)   # raises
+            return entry, True
+    elif len(payload) >= 2 and payload[0] == MAGIC_CRC32C >> 8 and payload[1] == MAGIC_CRC32C & 0xFF:
+        raise ProtocolError(f"payload of {len(payload)} bytes is too short for magic, checksum and metadata size")
     if len(payload) < _U32.size:
         raise ProtocolError(f"payload of {len(payload)} bytes is too short for a metadata size")
     _check_metadata_size(payload, 0)
@@ -69,9 +75,8 @@ def verify_checksum(entry: bytes | memoryview) -> bool:
 def read_metadata(entry: bytes | memoryview) -> pb.MessageMetadata:
     """Parse the entry's top-level MessageMetadata (never the batch inside)."""
     end = _metadata_end(entry)
-    metadata = pb.MessageMetadata()
-    try:
-        metadata.ParseFromString(memoryview(entry)[METADATA_OFFSET:end])
+    try:   # FromString on a small bytes copy: the cheapest parse protobuf offers
+        metadata = _parse_metadata(bytes(entry[METADATA_OFFSET:end]))
     except DecodeError as exc:
         raise ProtocolError(f"MessageMetadata does not parse: {exc}") from None
     if not metadata.IsInitialized():
@@ -87,8 +92,14 @@ def payload_of(entry: bytes | memoryview) -> memoryview:
 
 
 def _metadata_end(entry: bytes | memoryview) -> int:
-    _check_magic(entry)
-    return _check_metadata_size(memoryview(entry), CHECKSUM_OFFSET)
+    if len(entry) < METADATA_OFFSET:
+        _check_magic(entry)   # raises: too short
+    magic, _, meta_size = _HEADER.unpack_from(entry)
+    end = METADATA_OFFSET + meta_size
+    if magic != MAGIC_CRC32C or meta_size == 0 or end > len(entry):
+        _check_magic(entry)
+        _check_metadata_size(memoryview(entry), CHECKSUM_OFFSET)   # one of them raises
+    return end
 
 
 def _check_magic(entry: bytes | memoryview) -> None:

@@ -37,6 +37,8 @@ _SKIP, _TEXT, _MESSAGE = range(3)
 #: What each field needs checking, by descriptor: decided once, as every SEND's metadata
 #: passes through here (the descriptor's attributes cost more than the check itself).
 _KINDS: dict[FieldDescriptor, int] = {}
+#: Values that need no look at their field: valid text, numbers, booleans, enum values.
+_PLAIN = frozenset({str, int, float, bool})
 
 
 def _kind(field: FieldDescriptor) -> int:
@@ -53,6 +55,8 @@ def _kind(field: FieldDescriptor) -> int:
 def check_utf8(message: Message) -> None:
     """Raise ProtocolError if any string inside ``message`` is not valid UTF-8."""
     for field, value in message.ListFields():
+        if type(value) in _PLAIN:
+            continue
         kind = _KINDS.get(field)
         if kind is None:
             kind = _kind(field)

@@ -162,3 +162,13 @@ def test_unchanged_topic_list() -> None:
     assert not body.changed and not body.topics and body.topics_hash == "abcd1234"
     with pytest.raises(ValueError):
         commands.topics_of_namespace(1, [], changed=False)
+
+
+def test_reused_receipts_encode_each_receipt_as_a_fresh_command_would():
+    from protocol.codec import encode_command
+    from protocol.receipts import SendReceipts
+
+    receipts = SendReceipts(9)
+    for sequence_id, highest, ledger_id, entry_id in [(10, 10, 11, 12), (11, 14, 11, 13), (0, 0, -1, -1)]:
+        fresh = commands.send_receipt(9, sequence_id, ledger_id, entry_id, highest_sequence_id=highest)
+        assert receipts.encode(sequence_id, highest, ledger_id, entry_id) == encode_command(fresh)

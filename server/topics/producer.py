@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Callable
 from managed_ledger.errors import ManagedLedgerTerminatedError
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
+from protocol.receipts import SendReceipts
 
 from .deduplication import DedupStatus, is_last_chunk_or_whole
 
@@ -49,6 +50,10 @@ class Producer:
     #: After a failed append, later SENDs fail too (the client reconnects and resends them
     #: all in order), so nothing is stored ahead of the message that failed.
     _persistence_failed: bool = field(default=False, init=False)
+    _receipts: SendReceipts = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._receipts = SendReceipts(self.producer_id)
 
     def publish(self, sequence_id: int, highest_sequence_id: int, entry: bytes, metadata: pb.MessageMetadata,
                 num_messages: int, is_chunk: bool = False) -> None:
@@ -76,12 +81,12 @@ class Producer:
     def _persisted(self, sequence_id: int, highest_sequence_id: int, tracked: bool, size: int,
                    position: "Position | None", error: BaseException | None) -> None:
         self._completed += 1
-        self.connection.publish_completed(size)
+        connection = self.connection
+        connection.publish_completed(size)
         if error is None:
             if tracked:
                 self.topic.deduplication.record_persisted(self.name, max(sequence_id, highest_sequence_id), position)
-            self.connection.write(commands.send_receipt(
-                self.producer_id, sequence_id, position.ledger_id, position.entry_id, highest_sequence_id))
+            connection.write_parts(self._receipts.encode(sequence_id, highest_sequence_id, *position))
         else:
             self._failed(sequence_id, error, tracked)
         after = self._after
@@ -113,10 +118,7 @@ class Producer:
                           size: int) -> None:
         self.connection.publish_completed(size)
         if status is DedupStatus.DUPLICATE:
-            ledger_id, entry_id = DUPLICATE_ID
-            self.connection.write(
-                commands.send_receipt(self.producer_id, sequence_id, ledger_id, entry_id, highest_sequence_id)
-            )
+            self.connection.write_parts(self._receipts.encode(sequence_id, highest_sequence_id, *DUPLICATE_ID))
         else:
             self.connection.write(commands.send_error(
                 self.producer_id, sequence_id, pb.PersistenceError,
