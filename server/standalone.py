@@ -19,6 +19,7 @@ from .connection.advertised_listeners import AdvertisedListeners
 from .connection.connection import Connection
 from .security.authentication import Authentication
 from .security.tls import ReloadingTls
+from .gc_tuning import collect_rarely, freeze_startup_objects
 from .malloc_tuning import return_large_buffers_to_the_system
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,7 @@ async def run_standalone(config: BrokerConfig) -> None:
     fails (directory in use, port taken) leaves the store untouched."""
     started = time.monotonic()
     return_large_buffers_to_the_system()
+    collect_rarely()
     loop = asyncio.get_running_loop()
     listeners = AdvertisedListeners.from_config(config)   # a bad configuration stops us here
     authentication = Authentication(config.security)
@@ -57,6 +59,7 @@ async def run_standalone(config: BrokerConfig) -> None:
         (time.monotonic() - started) * 1000, ", ".join(filter(None, (config.service_url, config.service_url_tls))),
         config.web_service_port, config.web_service_port_tls, config.storage.data_dir.resolve(),
     )
+    freeze_startup_objects()
     stop = asyncio.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
