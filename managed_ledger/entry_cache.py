@@ -30,12 +30,10 @@ class EntryCache:
     def size(self) -> int:
         return self._size
 
-    def put(self, position: Position, data: bytes) -> None:
+    def add(self, position: Position, data: bytes) -> None:
+        """Cache a just-appended entry (its position is new: nothing to replace)."""
         if len(data) > self._max_bytes:
             return
-        previous = self._entries.pop(position, None)
-        if previous is not None:
-            self._size -= len(previous)
         self._entries[tuple(position)] = data
         self._size += len(data)
         while self._size > self._max_bytes:

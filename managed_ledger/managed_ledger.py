@@ -283,7 +283,7 @@ class ManagedLedgerImpl:
             info.entries = entry_id + 1
             info.size += len(data)
         self._last_confirmed = position
-        self._cache.put(position, data)
+        self._cache.add(position, data)
         self._add_completed(on_done, position, None)
         if self._waiters:
             self._wake_waiters(True)
