@@ -199,6 +199,7 @@ class JournalWriter:
         self._queue: collections.deque[JournalItem] = collections.deque()
         #: Adds queued on the loop thread during this loop iteration (see enqueue()).
         self._intake: list[JournalItem] = []
+        self._intake_bytes = 0
         self._queued_bytes = 0
         #: When the oldest queued add arrived: a group waits for company only until it has
         #: waited max_group_wait_ms (adds that queued up during the last fsync go at once).
@@ -232,6 +233,8 @@ class JournalWriter:
         if self._stopping:
             raise BookieClosedError("journal is closed")
         self._intake.append(item)
+        if item.data is not None:
+            self._intake_bytes += HEADER_SIZE + len(item.data)
         if len(self._intake) == 1:
             self._loop.call_soon(self.hand_over)
 
@@ -239,9 +242,9 @@ class JournalWriter:
         """Move the adds queued on the loop to the writer (on the loop thread; also called
         before stop() so nothing queued is left behind)."""
         items, self._intake = self._intake, []
+        size, self._intake_bytes = self._intake_bytes, 0
         if not items:
             return
-        size = sum(HEADER_SIZE + len(item.data) for item in items if item.data is not None)
         with self._cond:
             if not self._stopping:
                 if not self._queue:

@@ -85,6 +85,10 @@ class ManagedLedgerImpl:
         self._writer_entries = 0
         self._writer_bytes = 0
         self._writer_created = 0.0
+        #: When the writing ledger is due for rollover (by entries, bytes or age).
+        self._writer_full_entries = config.max_entries_per_ledger
+        self._writer_full_bytes = config.max_size_per_ledger_mb * _MB
+        self._writer_due_at = 0.0
         self._rollover_timer: asyncio.TimerHandle | None = None
         self._queued: list[QueuedAdd] = []
         self._rollover_task: asyncio.Task | None = None
@@ -235,7 +239,9 @@ class ManagedLedgerImpl:
             return
         self._writer_entries += 1
         self._writer_bytes += len(data)
-        self._roll_over_if_due()
+        if (self._writer_entries >= self._writer_full_entries or self._writer_bytes >= self._writer_full_bytes
+                or self._loop.time() >= self._writer_due_at):   # the cheap test first: once per add
+            self._roll_over_if_due()
 
     def _add_completed(self, on_done: AddCallback, position: Position | None, error: BaseException | None) -> None:
         self._in_flight.completed()
@@ -248,8 +254,7 @@ class ManagedLedgerImpl:
             return False
         config = self.config
         age_s = self._loop.time() - self._writer_created
-        full = (self._writer_entries >= config.max_entries_per_ledger
-                or self._writer_bytes >= config.max_size_per_ledger_mb * _MB)
+        full = self._writer_entries >= self._writer_full_entries or self._writer_bytes >= self._writer_full_bytes
         if (full or age_s >= config.max_ledger_rollover_minutes * 60) \
                 and age_s >= config.min_ledger_rollover_minutes * 60:
             self._start_rollover()
@@ -303,6 +308,7 @@ class ManagedLedgerImpl:
         self._writer_entries = 0
         self._writer_bytes = 0
         self._writer_created = self._loop.time()
+        self._writer_due_at = self._writer_created + self.config.max_ledger_rollover_minutes * 60
         self._state = ManagedLedgerState.WRITING
         self._schedule_rollover_check()
 
