@@ -82,6 +82,7 @@ class ManagedLedgerImpl:
         self.ledger_list = LedgerList()
         self._last_confirmed = Position(-1, -1)
         self._writer: WriteHandle | None = None
+        self._writer_info = LedgerInfo(-1)   # the writer's entry in ledger_list, counted as adds complete
         self._writer_entries = 0
         self._writer_bytes = 0
         self._writer_created = 0.0
@@ -179,9 +180,10 @@ class ManagedLedgerImpl:
         empty = {info.ledger_id for info in ledgers if not info.entries}
         self.ledger_list = LedgerList([info for info in ledgers if info.entries])
         writer = await self._bookkeeper.create_ledger()
-        self.ledger_list.append(LedgerInfo(writer.ledger_id))
+        info = LedgerInfo(writer.ledger_id)
+        self.ledger_list.append(info)
         await self._persist_metadata()
-        self._install_writer(writer)
+        self._install_writer(writer, info)
         self._last_confirmed = self.ledger_list.last_confirmed()
         for ledger_id in empty:
             await self._delete_ledger_quietly(ledger_id)
@@ -231,7 +233,7 @@ class ManagedLedgerImpl:
     def _send(self, data: bytes, on_done: AddCallback, started: float) -> None:
         writer = self._writer
         assert writer is not None
-        on_durable = functools.partial(self._on_add_durable, writer.ledger_id, data, on_done, started)
+        on_durable = functools.partial(self._on_add_durable, self._writer_info, data, on_done, started)
         try:
             writer.add_entry_with_callback(data, on_durable)
         except BookKeeperError as exc:
@@ -276,17 +278,15 @@ class ManagedLedgerImpl:
         if not self._roll_over_if_due():
             self._schedule_rollover_check()
 
-    def _on_add_durable(self, ledger_id: int, data: bytes, on_done: AddCallback, started: float,
+    def _on_add_durable(self, info: LedgerInfo, data: bytes, on_done: AddCallback, started: float,
                         entry_id: int, error: BaseException | None) -> None:
         if error is not None:
             self._on_write_failed(on_done, error)
             return
         self.write_latency.record((time.monotonic() - started) * 1000)
-        position = Position(ledger_id, entry_id)
-        info = self.ledger_list.get(ledger_id)
-        if info is not None:
-            info.entries = entry_id + 1
-            info.size += len(data)
+        position = Position(info.ledger_id, entry_id)
+        info.entries = entry_id + 1   # (an info trimmed from the list meanwhile is updated in vain)
+        info.size += len(data)
         self._last_confirmed = position
         self._cache.add(position, data)
         self._add_completed(on_done, position, None)
@@ -302,8 +302,9 @@ class ManagedLedgerImpl:
             self._state = ManagedLedgerState.LEDGER_NEEDED
         self._fail_queued(ManagedLedgerStorageError(f"an earlier add failed: {error}"))
 
-    def _install_writer(self, writer: WriteHandle) -> None:
+    def _install_writer(self, writer: WriteHandle, info: LedgerInfo) -> None:
         self._writer = writer
+        self._writer_info = info
         self._reads.use(writer.ledger_id, writer)
         self._writer_entries = 0
         self._writer_bytes = 0
@@ -326,7 +327,8 @@ class ManagedLedgerImpl:
         except BookKeeperError as exc:
             self._rollover_failed(exc)
             return
-        self.ledger_list.append(LedgerInfo(writer.ledger_id))
+        info = LedgerInfo(writer.ledger_id)
+        self.ledger_list.append(info)
         try:
             await self._persist_metadata()
         except ManagedLedgerStorageError as exc:
@@ -334,7 +336,7 @@ class ManagedLedgerImpl:
             await self._delete_ledger_quietly(writer.ledger_id)
             self._rollover_failed(exc)
             return
-        self._install_writer(writer)
+        self._install_writer(writer, info)
         queued, self._queued = self._queued, []
         for index, add in enumerate(queued):
             if self._state is not ManagedLedgerState.WRITING:

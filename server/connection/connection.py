@@ -364,12 +364,13 @@ class Connection(asyncio.Protocol):
                 send.producer_id, send.sequence_id, pb.NotAllowedError,
                 f"Message of {payload_size} bytes exceeds maxMessageSize {self.config.max_message_size}"))
             return
-        highest = send.highest_sequence_id if send.HasField("highest_sequence_id") else send.sequence_id
+        sequence_id = send.sequence_id
+        highest = send.highest_sequence_id if send.HasField("highest_sequence_id") else sequence_id
         self._pending_publishes += 1
         if self._pending_publishes >= MAX_PENDING_PUBLISHES:
             self._block_reading("pending publishes")
         self.broker.publish_buffer.taken(self, len(entry))
-        producer.publish(send.sequence_id, highest, entry, metadata, send.num_messages, send.is_chunk)
+        producer.publish(sequence_id, highest, entry, metadata, send.num_messages, send.is_chunk)
 
     def _on_send_without_producer(self, producer_id: int) -> None:
         """As Pulsar: sends in flight when their producer was closed are dropped (the client
