@@ -3,7 +3,8 @@
 //	loadgen produce -url pulsar://127.0.0.1:6650 -topics 1 -messages 100000 [-batched] [-rate 0] [-size 100] [-pending 1000]
 //	loadgen consume -url pulsar://127.0.0.1:6650 -topics 1 -messages 100000
 //
-// produce sends -messages in total across -topics (one producer each, send_async with a callback);
+// produce sends -messages in total across -topics (one producer each, sending from its own goroutine,
+// send_async with a callback);
 // -rate 0 means as fast as the client's pending window allows. It prints one line
 // "msgs=N seconds=S rate=R p50_ms=.. p95_ms=.. p99_ms=.. max_ms=.." (publish latency: from
 // SendAsync to its receipt). consume reads -messages from the earliest position of each topic
@@ -64,23 +65,29 @@ func produce(client pulsar.Client, prefix string, topics, messages int, batched 
 	wg.Add(messages)
 	ctx := context.Background()
 	start := time.Now()
-	for n := 0; n < messages; n++ {
-		if rate > 0 {
-			due := start.Add(time.Duration(float64(n) / rate * float64(time.Second)))
-			if d := time.Until(due); d > 0 {
-				time.Sleep(d)
-			}
-		}
-		idx := n
-		sent := time.Now()
-		producers[n%topics].SendAsync(ctx, &pulsar.ProducerMessage{Payload: payload},
-			func(_ pulsar.MessageID, _ *pulsar.ProducerMessage, err error) {
-				latencies[idx] = time.Since(sent)
-				if err != nil {
-					failed.Add(1)
+	// One sender per producer, as independent applications would send: a single loop over all
+	// producers stalls every topic while one producer's pending queue is full.
+	for t := range producers {
+		go func(t int) {
+			for n := t; n < messages; n += topics {
+				if rate > 0 {
+					due := start.Add(time.Duration(float64(n) / rate * float64(time.Second)))
+					if d := time.Until(due); d > 0 {
+						time.Sleep(d)
+					}
 				}
-				wg.Done()
-			})
+				idx := n
+				sent := time.Now()
+				producers[t].SendAsync(ctx, &pulsar.ProducerMessage{Payload: payload},
+					func(_ pulsar.MessageID, _ *pulsar.ProducerMessage, err error) {
+						latencies[idx] = time.Since(sent)
+						if err != nil {
+							failed.Add(1)
+						}
+						wg.Done()
+					})
+			}
+		}(t)
 	}
 	wg.Wait()
 	elapsed := time.Since(start).Seconds()
