@@ -8,7 +8,7 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 NOT_FOR_STANDALONE = (
-    "jwt", "cryptography", "pulsar", "kazoo",
+    "jwt", "cryptography", "bcrypt", "pulsar", "kazoo",
     "server.admin.cli", "server.security.tokens_cli", "server.tools.client_cli", "server.tools.perf",
     "server.cluster",
 )
@@ -18,8 +18,11 @@ def test_standalone_start_leaves_the_tools_and_cluster_mode_unloaded():
     probe = (
         "import sys\n"
         "from server.cli import _parser\n"
+        "from server.config import BrokerConfig\n"
+        "from server.security.authentication import Authentication\n"
         "import server.standalone\n"
         "_parser('standalone').parse_args(['standalone'])\n"
+        "Authentication(BrokerConfig().security)   # no provider configured, none loaded\n"
         f"print(' '.join(m for m in {NOT_FOR_STANDALONE!r} if m in sys.modules))\n"
     )
     loaded = subprocess.run([sys.executable, "-c", probe], cwd=REPO_ROOT, capture_output=True, text=True,
