@@ -7,6 +7,7 @@ and checks JWTs for the token provider."""
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import logging
 import sys
@@ -86,6 +87,8 @@ def build_config(args: argparse.Namespace) -> BrokerConfig:
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     args = _parser(argv[0] if argv else None).parse_args(argv)
+    if args.command != "standalone":
+        gc.enable()   # off while loading (__main__.py); standalone turns it on once it serves
     if args.command == "admin":
         from .admin.cli import run_admin
         sys.exit(run_admin(args))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 import socket
@@ -57,6 +58,7 @@ async def run_standalone(config: BrokerConfig) -> None:
         (time.monotonic() - started) * 1000, ", ".join(filter(None, (config.service_url, config.service_url_tls))),
         config.web_service_port, config.web_service_port_tls, config.storage.data_dir.resolve(),
     )
+    _collect_from_now_on()
     stop = asyncio.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
@@ -68,6 +70,15 @@ async def run_standalone(config: BrokerConfig) -> None:
     await web.cleanup()
     await storage.close()
     log.info("pulsard stopped")
+
+
+def _collect_from_now_on() -> None:
+    """Start-up ran without the cyclic collector (server/__main__.py): what it made is frozen
+    (never scanned again, so later full collections pause the loop less), then collection
+    resumes."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 
 class _Ports:

@@ -1,10 +1,17 @@
-"""What `pulsard standalone` loads before it serves: the tools' and cluster mode's modules stay
-out (each costs start-up time and resident memory). A fresh interpreter, as sys.modules of the
+"""What `pulsard standalone` does before it serves: the tools' and cluster mode's modules stay
+out (each costs start-up time and resident memory), and the cyclic collector, off while modules
+load, is back on afterwards. Imports are checked in a fresh interpreter, as sys.modules of the
 test process holds whatever other tests imported."""
 
+import gc
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+from server.cli import main
+from server.standalone import _collect_from_now_on
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 NOT_FOR_STANDALONE = (
@@ -37,3 +44,24 @@ def test_a_tool_command_gets_its_parser():
     out = subprocess.run([sys.executable, "-c", probe], cwd=REPO_ROOT, capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["show", "False"]
+
+
+@pytest.fixture
+def collector_off():
+    gc.disable()
+    yield
+    gc.unfreeze()
+    gc.enable()
+
+
+def test_serving_freezes_start_up_objects_and_collects_again(collector_off):
+    _collect_from_now_on()
+    assert gc.isenabled()
+    assert gc.get_freeze_count() > 0
+
+
+def test_other_commands_run_with_the_collector_on(collector_off, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["tokens", "create-secret-key", "--base64"])
+    assert exit_.value.code == 0
+    assert gc.isenabled()
