@@ -7,6 +7,8 @@ and checks JWTs for the token provider."""
 from __future__ import annotations
 
 import argparse
+import gc
+import importlib
 import logging
 import sys
 from pathlib import Path
@@ -16,17 +18,25 @@ import uvloop
 from managed_ledger.errors import DataDirInUseError
 
 from .admin.brokers import broker_version
-from .admin.cli import add_admin_parser, run_admin
 from .config import BrokerConfig, read_conf_file
 from .errors import BrokerError
 from .policies.namespace_policies import namespace_policies_command
-from .security.tokens_cli import add_tokens_parser, run_tokens
 from .standalone import run_standalone
-from .tools.client_cli import add_client_parser
-from .tools.perf import add_perf_parser
+
+SERVER_COMMANDS = ("standalone", "broker", "namespace-policies")
+#: The tools' modules and parsers (admin's has hundreds of sub-parsers; tokens loads PyJWT and
+#: cryptography) are loaded only for their own command: a broker starts without them.
+TOOL_PARSERS = {
+    "admin": (".admin.cli", "add_admin_parser"),
+    "client": (".tools.client_cli", "add_client_parser"),
+    "perf": (".tools.perf", "add_perf_parser"),
+    "tokens": (".security.tokens_cli", "add_tokens_parser"),
+}
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of `command` (the first argument); every command's for anything else (None,
+    --help, a typo), so the top-level usage lists them all."""
     parser = argparse.ArgumentParser(prog="pulsard", description="A broker speaking Apache Pulsar's protocol")
     parser.add_argument("--version", action="version", version=f"pulsard {broker_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -54,10 +64,9 @@ def _parser() -> argparse.ArgumentParser:
     policies.add_argument("--config", type=Path, help="a standalone.conf style file (for dataDir)")
     policies.add_argument("--data-dir", help="the broker's data directory (default ./data)")
     policies.add_argument("--log-level", default="WARNING", help="DEBUG, INFO, WARNING or ERROR")
-    add_admin_parser(commands)
-    add_client_parser(commands)
-    add_perf_parser(commands)
-    add_tokens_parser(commands)
+    for tool, (module, add_parser) in TOOL_PARSERS.items():
+        if command == tool or command not in (*SERVER_COMMANDS, *TOOL_PARSERS):
+            getattr(importlib.import_module(module, __package__), add_parser)(commands)
     return parser
 
 
@@ -76,8 +85,12 @@ def build_config(args: argparse.Namespace) -> BrokerConfig:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = _parser(argv[0] if argv else None).parse_args(argv)
+    if args.command != "standalone":
+        gc.enable()   # off while loading (__main__.py); standalone turns it on once it serves
     if args.command == "admin":
+        from .admin.cli import run_admin
         sys.exit(run_admin(args))
     if args.command in ("client", "perf"):
         import pulsar   # only these two commands load the client library
@@ -86,6 +99,7 @@ def main(argv: list[str] | None = None) -> None:
         except (OSError, ValueError, pulsar.PulsarException) as exc:
             sys.exit(f"pulsard {args.command}: {exc}")
     if args.command == "tokens":
+        from .security.tokens_cli import run_tokens
         sys.exit(run_tokens(args))
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr

@@ -10,7 +10,6 @@ mmapped, so their memory returns to the system when they are freed.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import logging
 
 log = logging.getLogger(__name__)
@@ -20,12 +19,11 @@ MMAP_THRESHOLD = 64 * 1024
 
 
 def return_large_buffers_to_the_system() -> None:
-    """Fix glibc's mmap threshold (a no-op on another C library)."""
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return
+    """Fix glibc's mmap threshold (a no-op on another C library). The C library is already
+    loaded: its symbols are looked up in the process itself, as ctypes.util.find_library
+    would spend milliseconds of the start searching for it."""
     try:
-        mallopt = ctypes.CDLL(name).mallopt
+        mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):
         return
     if mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) != 1:

@@ -17,9 +17,9 @@ from .broker_service import BrokerService
 from .config import BrokerConfig
 from .connection.advertised_listeners import AdvertisedListeners
 from .connection.connection import Connection
+from .gc_tuning import collect_from_now_on, collect_rarely
 from .security.authentication import Authentication
 from .security.tls import ReloadingTls
-from .gc_tuning import collect_rarely, freeze_startup_objects
 from .malloc_tuning import return_large_buffers_to_the_system
 
 log = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ async def run_standalone(config: BrokerConfig) -> None:
         (time.monotonic() - started) * 1000, ", ".join(filter(None, (config.service_url, config.service_url_tls))),
         config.web_service_port, config.web_service_port_tls, config.storage.data_dir.resolve(),
     )
-    freeze_startup_objects()
+    collect_from_now_on()
     stop = asyncio.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)

@@ -18,7 +18,7 @@ from server.broker_service import BrokerService
 from server.config import BrokerConfig
 from server.connection.advertised_listeners import AdvertisedListeners
 from server.connection.connection import Connection
-from server.gc_tuning import collect_rarely, freeze_startup_objects
+from server.gc_tuning import collect_from_now_on, collect_rarely
 from server.malloc_tuning import return_large_buffers_to_the_system
 from server.standalone import BACKLOG, listening_socket
 
@@ -73,7 +73,7 @@ async def run_broker(config: BrokerConfig) -> None:
     await registry.register()
     log.info("pulsard broker %s of cluster %s ready in %.0f ms: %s", registry.me.broker_id,
              config.cluster_name, (time.monotonic() - started) * 1000, config.service_url)
-    freeze_startup_objects()
+    collect_from_now_on()
     stop = asyncio.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import importlib
 import logging
 from dataclasses import dataclass
 from typing import Protocol
@@ -20,6 +21,13 @@ log = logging.getLogger(__name__)
 PROVIDER_PACKAGE = "org.apache.pulsar.broker.authentication."
 #: Method names of a client without credentials (the C++ and Java clients send "none").
 NO_CREDENTIALS = ("", "none")
+#: Pulsar's provider class names -> module and class here. A provider's module (PyJWT and
+#: cryptography for tokens, bcrypt for basic) is imported only when it is configured.
+KNOWN_PROVIDERS = {
+    "AuthenticationProviderToken": (".provider_token", "TokenProvider"),
+    "AuthenticationProviderBasic": (".provider_basic", "BasicProvider"),
+    "AuthenticationProviderTls": (".provider_tls", "TlsProvider"),
+}
 
 
 @dataclass(frozen=True)
@@ -36,19 +44,14 @@ class Provider(Protocol):
 
 
 def _providers(config: SecurityConfig) -> dict[str, Provider]:
-    from .provider_basic import BasicProvider
-    from .provider_tls import TlsProvider
-    from .provider_token import TokenProvider
-
-    known = {"AuthenticationProviderToken": TokenProvider, "AuthenticationProviderBasic": BasicProvider,
-             "AuthenticationProviderTls": TlsProvider}
     providers: dict[str, Provider] = {}
     for name in filter(None, (n.strip() for n in config.authentication_providers.split(","))):
         short = name.removeprefix(PROVIDER_PACKAGE)
-        if short not in known:
+        if short not in KNOWN_PROVIDERS:
             raise ValueError(f"authenticationProviders: {name} is not one of "
-                             f"{', '.join(PROVIDER_PACKAGE + k for k in known)}")
-        provider = known[short](config)
+                             f"{', '.join(PROVIDER_PACKAGE + k for k in KNOWN_PROVIDERS)}")
+        module, class_name = KNOWN_PROVIDERS[short]
+        provider = getattr(importlib.import_module(module, __package__), class_name)(config)
         providers[provider.method] = provider
     if config.authentication_enabled and not providers:
         raise ValueError("authenticationEnabled needs authenticationProviders")
