@@ -10,12 +10,10 @@ with a fresh checksum. Never used on the hot path.
 
 from __future__ import annotations
 
+import functools
 import struct
 import zlib
 from dataclasses import dataclass
-
-import cramjam
-import lz4.block
 
 from protocol import pulsar_api_pb2 as pb
 from protocol.entry import make_entry, payload_of, read_metadata
@@ -36,22 +34,29 @@ class Message:
     payload: bytes = b""
 
 
-#: codec -> (compress, decompress(data, uncompressed size)), as the clients encode them.
-_CODECS = {
-    pb.NONE: (lambda data: data, lambda data, size: data),
-    pb.LZ4: (lambda data: lz4.block.compress(data, store_size=False),
-             lambda data, size: lz4.block.decompress(data, uncompressed_size=size)),
-    pb.ZLIB: (zlib.compress, lambda data, size: zlib.decompress(data)),
-    pb.ZSTD: (lambda data: bytes(cramjam.zstd.compress(data)),
-              lambda data, size: bytes(cramjam.zstd.decompress(data))),
-    pb.SNAPPY: (lambda data: bytes(cramjam.snappy.compress_raw(data)),
-                lambda data, size: bytes(cramjam.snappy.decompress_raw(data))),
-}
+@functools.cache
+def _codecs() -> dict:
+    """codec -> (compress, decompress(data, uncompressed size)), as the clients encode them.
+    Built on first use: a broker that never looks inside a compressed batch does not load the
+    codec libraries (about 4 MiB)."""
+    import cramjam
+    import lz4.block
+
+    return {
+        pb.NONE: (lambda data: data, lambda data, size: data),
+        pb.LZ4: (lambda data: lz4.block.compress(data, store_size=False),
+                 lambda data, size: lz4.block.decompress(data, uncompressed_size=size)),
+        pb.ZLIB: (zlib.compress, lambda data, size: zlib.decompress(data)),
+        pb.ZSTD: (lambda data: bytes(cramjam.zstd.compress(data)),
+                  lambda data, size: bytes(cramjam.zstd.decompress(data))),
+        pb.SNAPPY: (lambda data: bytes(cramjam.snappy.compress_raw(data)),
+                    lambda data, size: bytes(cramjam.snappy.decompress_raw(data))),
+    }
 
 
 def _codec(codec: int):
     try:
-        return _CODECS[codec]
+        return _codecs()[codec]
     except KeyError:
         raise ProtocolError(f"unknown compression codec {codec}") from None
 

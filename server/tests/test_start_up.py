@@ -15,7 +15,7 @@ from server.gc_tuning import collect_from_now_on
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 NOT_FOR_STANDALONE = (
-    "jwt", "cryptography", "bcrypt", "pulsar", "kazoo",
+    "jwt", "cryptography", "bcrypt", "pulsar", "kazoo", "fastavro", "cramjam", "lz4",
     "server.admin.cli", "server.security.tokens_cli", "server.tools.client_cli", "server.tools.perf",
     "server.cluster",
 )

@@ -29,9 +29,6 @@ import io
 import json
 from typing import Any, Iterator
 
-import fastavro
-from fastavro.read import SchemaResolutionError
-from fastavro.schema import SchemaParseException
 
 from protocol import pulsar_api_pb2 as pb
 from server.errors import IncompatibleSchema
@@ -129,6 +126,9 @@ def _definition(schema: pb.Schema) -> Any:
         definition = _without_logical_types(json.loads(schema.schema_data))
     except ValueError:
         raise IncompatibleSchema(f"Invalid {kind} schema definition: not JSON") from None
+    import fastavro   # here, not at start-up: only schema checks need it (4 MiB, ~10 ms to load)
+    from fastavro.schema import SchemaParseException
+
     try:
         fastavro.parse_schema(definition)
     except (ValueError, TypeError, KeyError, AttributeError, SchemaParseException) as exc:
@@ -154,6 +154,9 @@ def _without_logical_types(node: Any) -> Any:
 
 def can_read(writer: Any, reader: Any) -> bool:
     """Can data written with the Avro definition `writer` be read with `reader`?"""
+    import fastavro
+    from fastavro.read import SchemaResolutionError
+
     if _is_record(writer) and _is_record(reader):
         prefix = reader["name"].rpartition(".")[0]
         unqualified = writer["name"].rpartition(".")[2]
