@@ -176,6 +176,23 @@ class LedgerIndex:
         entries = self._ledgers[ledger_id]
         return [entries.location(entry_id) for entry_id in range(first, last + 1)]
 
+    def locations_within(self, ledger_id: int, first: int, last: int, max_bytes: int
+                         ) -> list[EntryLocation]:
+        """Locations from ``first`` on, up to ``last``, while their data stays under
+        ``max_bytes`` (at least one); none for entries past the ledger's end."""
+        entries = self._ledgers.get(ledger_id)
+        found: list[EntryLocation] = []
+        if entries is None:
+            return found
+        size = 0
+        for entry_id in range(first, min(last, len(entries) - 1) + 1):
+            location = entries.location(entry_id)
+            size += location.length
+            if found and size > max_bytes:
+                break
+            found.append(location)
+        return found
+
     def extend(self, ledger_id: int, words: array, summary: tuple[int, collections.Counter[int]]
                ) -> None:
         """Append locations (already persisted) for the next entries of a ledger; ``summary``

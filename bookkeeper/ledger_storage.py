@@ -1,14 +1,15 @@
 """Ledger storage: the write cache in front of entry logs, and the index that finds entries.
 
 An entry lives in exactly one of three places at any instant, always looked up in this order:
-the active write cache, the cache being flushed, or an entry log through the index. A flush
+the active write cache, the cache being flushed, or an entry log through the index (where the
+read cache may hold a copy read ahead, see read_cache.py). A flush
 (run by the checkpoint on the storage thread) writes the swapped-out cache to the entry log,
 fsyncs it, writes and fsyncs the index records, and only then, under the lock, extends the
 in-memory index and lets go of the cache: a reader never finds an entry missing.
 
 Threads: ``add``/``lookup``/``delete_ledger``/``swap_cache`` run on the event loop; ``flush``
 and the garbage collector on the single storage thread; ``read`` on the read pool. The lock
-guards the in-memory index and the caches' hand-over.
+guards the in-memory index, the caches' hand-over and the read cache.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ import threading
 from array import array
 from pathlib import Path
 
-from .entry_log import EntryLogWriter, LogIds, list_entry_logs, open_log, read_record
+from .entry_log import EntryLogWriter, LogIds, list_entry_logs, open_log, read_run
 from .errors import NoSuchEntryError
 from .journal import HEADER_SIZE
 from .ledger_index import EntryLocation, LedgerIndex, summarize
+from .read_cache import READ_AHEAD_BYTES, READ_AHEAD_ENTRIES, ReadCache
 from .write_cache import WriteCache
 
 logger = logging.getLogger(__name__)
@@ -46,6 +48,7 @@ class EntryLogStorage:
         self._cache = WriteCache()
         self._flushing: WriteCache | None = None
         self._deleted: set[int] = set()
+        self.read_cache = ReadCache()
 
     def load(self, live_ledgers: set[int]) -> None:
         """Read the index (never the entry logs); blocking, before anything else runs."""
@@ -99,7 +102,11 @@ class EntryLogStorage:
                     f"ledger {ledger_id}: entries {first}..{last} outside 0..{end - 1}")
             found: list[Found] = []
             if first < indexed:
-                found.extend(self.index.locations(ledger_id, first, min(last, indexed - 1)))
+                read_ahead = self.read_cache.get
+                for entry_id, location in enumerate(
+                        self.index.locations(ledger_id, first, min(last, indexed - 1)), start=first):
+                    data = read_ahead(ledger_id, entry_id)
+                    found.append(location if data is None else data)
             for entry_id in range(max(first, indexed), last + 1):
                 found.append(self._cached_entry(ledger_id, entry_id))
         return found
@@ -127,6 +134,7 @@ class EntryLogStorage:
             self._deleted.add(ledger_id)
             self._cache.drop(ledger_id)
             self.index.drop(ledger_id)
+            self.read_cache.drop_ledger(ledger_id)
 
     @property
     def unflushed(self) -> WriteCache | None:
@@ -187,20 +195,57 @@ class EntryLogStorage:
     # ---- read pool -----------------------------------------------------------------------
 
     def read(self, ledger_id: int, first: int, found: list[Found]) -> list[bytes]:
-        """Read the entries that were not cached (blocking)."""
-        results: list[bytes] = []
+        """Read the entries that were not cached (blocking). A read continuing the last one of
+        this ledger reads ahead too, into the read cache."""
+        missing = next((i for i, item in enumerate(found) if isinstance(item, EntryLocation)), 0)
+        last = first + len(found) - 1
+        with self.lock:
+            ahead = self._ahead(ledger_id, first + missing, last)
         descriptors: dict[int, int] = {}
         try:
-            for entry_id, item in enumerate(found, start=first):
-                if not isinstance(item, EntryLocation):
-                    results.append(item)
-                    continue
-                fd = descriptors.get(item.log_id)
-                if fd is None:
-                    fd = descriptors[item.log_id] = open_log(self.directory, item.log_id)
-                record = read_record(fd, ledger_id, entry_id, item.offset, item.length)
-                results.append(record[HEADER_SIZE:])
+            results = self._read_runs(ledger_id, first, found + ahead, descriptors)
         finally:
             for fd in descriptors.values():
                 os.close(fd)
+        with self.lock:
+            if ledger_id not in self._deleted:
+                for entry_id, data in enumerate(results[len(found):], start=last + 1):
+                    self.read_cache.put(ledger_id, entry_id, data)
+                self.read_cache.read_to(ledger_id, last + len(ahead))
+        return results[:len(found)]
+
+    def _ahead(self, ledger_id: int, first_missing: int, last: int) -> list[EntryLocation]:
+        """Locations of the entries a read up to ``last`` fetches ahead (lock held): none unless
+        the read continues the previous one, none past the index (newer entries are cached)."""
+        if not self.read_cache.is_sequential(ledger_id, first_missing):
+            return []
+        return self.index.locations_within(ledger_id, last + 1, last + READ_AHEAD_ENTRIES,
+                                           READ_AHEAD_BYTES)
+
+    def _read_runs(self, ledger_id: int, first: int, found: list[Found],
+                   descriptors: dict[int, int]) -> list[bytes]:
+        """Data of entries first.. : cached ones as they are, records stored back to back in one
+        log read with one pread."""
+        results: list[bytes] = []
+        index = 0
+        while index < len(found):
+            item = found[index]
+            if not isinstance(item, EntryLocation):
+                results.append(item)
+                index += 1
+                continue
+            end, following = index + 1, item.offset + HEADER_SIZE + item.length
+            while end < len(found):
+                next_item = found[end]
+                if not isinstance(next_item, EntryLocation) or next_item.log_id != item.log_id \
+                        or next_item.offset != following:
+                    break
+                following = next_item.offset + HEADER_SIZE + next_item.length
+                end += 1
+            fd = descriptors.get(item.log_id)
+            if fd is None:
+                fd = descriptors[item.log_id] = open_log(self.directory, item.log_id)
+            lengths = [location.length for location in found[index:end]]  # type: ignore[union-attr]
+            results.extend(read_run(fd, ledger_id, first + index, item.offset, lengths))
+            index = end
         return results

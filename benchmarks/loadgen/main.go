@@ -1,14 +1,16 @@
 // Command loadgen drives a Pulsar broker through the official Go client and prints figures.
 //
 //	loadgen produce -url pulsar://127.0.0.1:6650 -topics 1 -messages 100000 [-batched] [-rate 0] [-size 100] [-pending 1000]
-//	loadgen consume -url pulsar://127.0.0.1:6650 -topics 1 -messages 100000
+//	loadgen consume -url pulsar://127.0.0.1:6650 -topics 1 -messages 100000 [-queue 1000]
 //
 // produce sends -messages in total across -topics (one producer each, sending from its own goroutine,
 // send_async with a callback);
 // -rate 0 means as fast as the client's pending window allows. It prints one line
 // "msgs=N seconds=S rate=R p50_ms=.. p95_ms=.. p99_ms=.. max_ms=.." (publish latency: from
 // SendAsync to its receipt). consume reads -messages from the earliest position of each topic
-// (a catch-up read of a backlog) and prints "msgs=N seconds=S rate=R".
+// (a catch-up read of a backlog) and prints "msgs=N seconds=S rate=R". -queue is the consumer's
+// receiver queue (the client's default, 1000, holds one 1000-message batch: the read then waits
+// on a FLOW round trip per batch; a larger queue shows what the client itself can take).
 package main
 
 import (
@@ -98,13 +100,13 @@ func produce(client pulsar.Client, prefix string, topics, messages int, batched 
 	return nil
 }
 
-func consume(client pulsar.Client, prefix string, topics, messages int) error {
+func consume(client pulsar.Client, prefix string, topics, messages, queue int) error {
 	names := make([]string, topics)
 	for i := range names {
 		names[i] = topicName(prefix, i)
 	}
 	consumer, err := client.Subscribe(pulsar.ConsumerOptions{Topics: names, SubscriptionName: "catchup",
-		SubscriptionInitialPosition: pulsar.SubscriptionPositionEarliest, ReceiverQueueSize: 1000})
+		SubscriptionInitialPosition: pulsar.SubscriptionPositionEarliest, ReceiverQueueSize: queue})
 	if err != nil {
 		return err
 	}
@@ -138,6 +140,7 @@ func main() {
 	rate := fs.Float64("rate", 0, "messages per second in total (0: as fast as possible)")
 	size := fs.Int("size", 100, "message size in bytes")
 	pending := fs.Int("pending", 1000, "max pending messages per producer")
+	queue := fs.Int("queue", 1000, "consumer receiver queue size (messages)")
 	_ = fs.Parse(os.Args[2:])
 
 	logger := logrus.New()
@@ -152,7 +155,7 @@ func main() {
 	if os.Args[1] == "produce" {
 		err = produce(client, *prefix, *topics, *messages, *batched, *rate, *size, *pending)
 	} else {
-		err = consume(client, *prefix, *topics, *messages)
+		err = consume(client, *prefix, *topics, *messages, *queue)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

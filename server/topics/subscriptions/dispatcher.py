@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 READ_RETRY_DELAY_S = 1.0
+#: Weight of the previous estimate in the moving average of messages per entry.
+MESSAGES_PER_ENTRY_KEEP = 0.9
 
 
 def messages_in(metadata: pb.MessageMetadata) -> int:
@@ -51,7 +53,8 @@ class Dispatcher(ABC):
         self._replay: set[Position] = set()
         self._read_task: asyncio.Task | None = None
         self._rewind_pending = False
-        self._messages_per_entry = 1.0
+        #: Moving average of messages per entry; None until entries were seen.
+        self._messages_per_entry: float | None = None
         self._closed = False
         #: Messages sent to the consumers and not yet acknowledged (or taken back).
         self.unacked_messages = 0
@@ -90,7 +93,7 @@ class Dispatcher(ABC):
         permits = self._permits_available()
         if permits <= 0:
             return
-        max_entries = max(1, min(self._max_read_entries, int(permits / self._messages_per_entry)))
+        max_entries = max(1, min(self._max_read_entries, int(permits / (self._messages_per_entry or 1.0))))
         replay = self._next_replay(max_entries)
         if not replay:
             max_entries = self._new_read_limit(max_entries)
@@ -140,21 +143,40 @@ class Dispatcher(ABC):
         return entries
 
     def _dispatch(self, entries: list[Entry], replaying: bool) -> None:
-        messages = sent_bytes = 0
+        """Send entries while someone has permits; the rest go back. Batch sizes are taken from
+        the entries examined, not from all those read: counting given-back entries would dilute
+        the estimate and keep reads larger than the permits, each given-back entry read again."""
+        messages = sent_bytes = seen_messages = seen_entries = 0
         for index, entry in enumerate(entries):
             if replaying and self.cursor.is_deleted(entry.position):
                 continue
             metadata = self._readable_metadata(entry)
-            if metadata is None or self._held_back(entry.position, metadata):
+            if metadata is None:
+                continue
+            count = messages_in(metadata)
+            seen_messages += count
+            seen_entries += 1
+            if self._held_back(entry.position, metadata):
                 continue
             consumer = self._select_consumer()
             if consumer is None:
                 self._give_back(entries[index:], replaying)
                 break
-            messages += self._send(consumer, entry, messages_in(metadata))
+            messages += self._send(consumer, entry, count)
             sent_bytes += len(entry.data)
-        self._messages_per_entry = max(1.0, messages / len(entries))
+        self._observe_batch_sizes(seen_messages, seen_entries)
         self.subscription.dispatched(messages, sent_bytes)
+
+    def _observe_batch_sizes(self, messages: int, entries: int) -> None:
+        """Fold messages per entry of the entries just examined into the moving average that
+        sizes reads (as Pulsar's avgMessagesPerEntry, 0.9 old / 0.1 new): one small batch must not
+        make the next read fetch many entries that the permits cannot take."""
+        if not entries:
+            return
+        average = messages / entries
+        if self._messages_per_entry is not None:
+            average = MESSAGES_PER_ENTRY_KEEP * self._messages_per_entry + (1 - MESSAGES_PER_ENTRY_KEEP) * average
+        self._messages_per_entry = max(1.0, average)
 
     def _readable_metadata(self, entry: Entry) -> pb.MessageMetadata | None:
         """The entry's metadata; None for an entry stored unreadable (SENDs are checked now,

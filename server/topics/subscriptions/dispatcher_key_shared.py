@@ -249,6 +249,5 @@ class KeySharedDispatcher(SharedDispatcher):
             self._hold(position, keyed.key_hash, consumer)
             sent_messages += self._send(consumer, entry, keyed.messages)
             sent_bytes += len(entry.data)
-        if entries:
-            self._messages_per_entry = max(1.0, read_messages / len(entries))
+        self._observe_batch_sizes(read_messages, len(entries))
         self.subscription.dispatched(sent_messages, sent_bytes)
