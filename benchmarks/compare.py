@@ -220,8 +220,8 @@ def main(argv=None) -> int:
                         print(f"round {round_no + 1} {name:22} {b:8} {r['rate']:9,.0f} msg/s "
                               f"{r['cpu_us']:6.1f} us/msg ({r['sys_us']:.1f} sys) p99 {r.get('p99_ms', 0):7.1f} ms "
                               f"rss {r['rss_mib']:.0f}M", flush=True)
-            print(f"\nmedians of {args.rounds} rounds; fixed rate {fixed_rate:,.0f} msg/s; "
-                  f"load average after: {os.getloadavg()}")
+            fixed = f"fixed rate {fixed_rate:,.0f} msg/s; " if fixed_rate else ""
+            print(f"\nmedians of {args.rounds} rounds; {fixed}load average after: {os.getloadavg()}")
             report(names, results, list(brokers))
         finally:
             for broker in brokers.values():
