@@ -11,6 +11,7 @@ Per case it records msg/s, publish latency percentiles, broker CPU per message (
 /proc/PID/stat over the case) and the broker's peak RSS; it prints medians and pulsard/Pulsar
 ratios. The fixed-rate case runs at half of pulsard's max unbatched rate in round 1, on both.
 If the reference cannot start (no jars, no java), pulsard runs alone and the reason is printed.
+The broker's sources are byte-compiled first, as an installed package is (see startup.py).
 --baseline DIR adds a third broker, pulsard from another source tree (`git archive C | tar -x`),
 interleaved the same way, for before/after ratios on a shared, noisy machine.
 """
@@ -30,6 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from compat_tests import broker as _broker  # noqa: E402
+from startup import compile_sources  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SHIM = HERE.parent / "compat_tests" / "reference" / "pulsar_shim.py"
@@ -170,6 +172,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     print(f"$ {' '.join([sys.executable, *sys.argv])}")
     print(f"load average before: {os.getloadavg()}")
+    compile_sources()   # as an installed package is: start-up without CPython's compiler
 
     with tempfile.TemporaryDirectory(prefix="pulsard-compare-") as tmp:
         loadgen = build_loadgen(Path(tmp))
