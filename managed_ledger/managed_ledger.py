@@ -44,10 +44,9 @@ from .ledger_list import LedgerInfo, LedgerList
 from .metadata import CompactedLedger, ManagedLedgerMetadata, managed_ledger_path
 from .position import EARLIEST, Entry, InitialPosition, Position
 from .retention import RetentionPolicy, ledgers_beyond_retention
+from .rollover import RolloverRule
 
 logger = logging.getLogger(__name__)
-
-_MB = 1024 * 1024
 
 
 class ManagedLedgerState(enum.Enum):
@@ -85,11 +84,7 @@ class ManagedLedgerImpl:
         self._writer_info = LedgerInfo(-1)   # the writer's entry in ledger_list, counted as adds complete
         self._writer_entries = 0
         self._writer_bytes = 0
-        self._writer_created = 0.0
-        #: When the writing ledger is due for rollover (by entries, bytes or age).
-        self._writer_full_entries = config.max_entries_per_ledger
-        self._writer_full_bytes = config.max_size_per_ledger_mb * _MB
-        self._writer_due_at = 0.0
+        self._rollover_rule = RolloverRule(config)
         self._rollover_timer: asyncio.TimerHandle | None = None
         self._queued: list[QueuedAdd] = []
         self._rollover_task: asyncio.Task | None = None
@@ -241,8 +236,8 @@ class ManagedLedgerImpl:
             return
         self._writer_entries += 1
         self._writer_bytes += len(data)
-        if (self._writer_entries >= self._writer_full_entries or self._writer_bytes >= self._writer_full_bytes
-                or self._loop.time() >= self._writer_due_at):   # the cheap test first: once per add
+        entries, size, at = self._rollover_rule.ask_at
+        if self._writer_entries >= entries or self._writer_bytes >= size or self._loop.time() >= at:
             self._roll_over_if_due()
 
     def _add_completed(self, on_done: AddCallback, position: Position | None, error: BaseException | None) -> None:
@@ -250,15 +245,8 @@ class ManagedLedgerImpl:
         on_done(position, error)
 
     def _roll_over_if_due(self) -> bool:
-        """Pulsar's rule: full (entries or size) or older than the maximum rollover time, and
-        not younger than the minimum; a ledger without entries is never rolled over."""
-        if self._state is not ManagedLedgerState.WRITING or not self._writer_entries:
-            return False
-        config = self.config
-        age_s = self._loop.time() - self._writer_created
-        full = self._writer_entries >= self._writer_full_entries or self._writer_bytes >= self._writer_full_bytes
-        if (full or age_s >= config.max_ledger_rollover_minutes * 60) \
-                and age_s >= config.min_ledger_rollover_minutes * 60:
+        if self._state is ManagedLedgerState.WRITING and \
+                self._rollover_rule.due(self._writer_entries, self._writer_bytes, self._loop.time()):
             self._start_rollover()
             return True
         return False
@@ -308,8 +296,7 @@ class ManagedLedgerImpl:
         self._reads.use(writer.ledger_id, writer)
         self._writer_entries = 0
         self._writer_bytes = 0
-        self._writer_created = self._loop.time()
-        self._writer_due_at = self._writer_created + self.config.max_ledger_rollover_minutes * 60
+        self._rollover_rule.start(self._loop.time())
         self._state = ManagedLedgerState.WRITING
         self._schedule_rollover_check()
 

@@ -260,3 +260,14 @@ async def test_a_data_dir_is_opened_by_one_factory_at_a_time(tmp_path: Path) -> 
             await open_factory(StorageConfig(tmp_path))
     async with open_storage(tmp_path):   # free again once closed
         pass
+
+
+def test_rollover_rule_asks_again_only_once_a_full_ledger_is_old_enough():
+    from managed_ledger.rollover import RolloverRule
+
+    rule = RolloverRule(StorageConfig(data_dir=Path("."), max_entries_per_ledger=10, min_ledger_rollover_minutes=1))
+    rule.start(now=100.0)
+    assert not rule.due(0, 0, now=1000.0)          # a ledger without entries is never rolled over
+    assert not rule.due(10, 0, now=110.0)          # full, but younger than the minimum
+    assert rule.ask_at == (float("inf"), float("inf"), 160.0)
+    assert rule.due(11, 0, now=160.0)
