@@ -2,7 +2,7 @@
 
 An entry lives in exactly one of three places at any instant, always looked up in this order:
 the active write cache, the cache being flushed, or an entry log through the index (where the
-read cache may hold a copy read ahead, see read_cache.py). A flush
+read cache may hold a copy read ahead until it is read, see read_cache.py). A flush
 (run by the checkpoint on the storage thread) writes the swapped-out cache to the entry log,
 fsyncs it, writes and fsyncs the index records, and only then, under the lock, extends the
 in-memory index and lets go of the cache: a reader never finds an entry missing.
@@ -102,7 +102,7 @@ class EntryLogStorage:
                     f"ledger {ledger_id}: entries {first}..{last} outside 0..{end - 1}")
             found: list[Found] = []
             if first < indexed:
-                read_ahead = self.read_cache.get
+                read_ahead = self.read_cache.take
                 for entry_id, location in enumerate(
                         self.index.locations(ledger_id, first, min(last, indexed - 1)), start=first):
                     data = read_ahead(ledger_id, entry_id)

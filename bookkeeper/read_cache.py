@@ -2,10 +2,11 @@
 
 As BookKeeper's DbLedgerStorage read-ahead cache: a read that continues a ledger where the last
 read of it stopped fetches the following entries too, in the same trip to the read pool, and
-keeps them here until asked for. A catch-up read of a backlog larger than the managed ledger's
-cache then costs one pool hop per READ_AHEAD_BYTES instead of one per read, and the next entries
-are answered on the loop. Oldest entries leave first past the byte budget. Callers hold the
-storage lock.
+keeps them here until asked for, once: the read that takes an entry drops it (the reader has
+moved on; kept, a catch-up left the whole budget resident after it ended). A catch-up read of a
+backlog larger than the managed ledger's cache then costs one pool hop per READ_AHEAD_BYTES
+instead of one per read, and the next entries are answered on the loop. Oldest entries leave
+first past the byte budget. Callers hold the storage lock.
 """
 
 from __future__ import annotations
@@ -35,8 +36,12 @@ class ReadCache:
     def size(self) -> int:
         return self._size
 
-    def get(self, ledger_id: int, entry_id: int) -> bytes | None:
-        return self._entries.get((ledger_id, entry_id))
+    def take(self, ledger_id: int, entry_id: int) -> bytes | None:
+        """The entry, if it was read ahead; it leaves the cache."""
+        data = self._entries.pop((ledger_id, entry_id), None)
+        if data is not None:
+            self._size -= len(data)
+        return data
 
     def is_sequential(self, ledger_id: int, first: int) -> bool:
         """Does a read starting at ``first`` continue the last read of this ledger?"""

@@ -29,11 +29,21 @@ class StorageConfig:
     retention_size_mb: int = field(default=0, metadata=conf_key("defaultRetentionSizeInMB"))
     #: (pulsard's own key) how often dirty cursor state is persisted.
     cursor_flush_interval_ms: int = field(default=200, metadata=conf_key("managedLedgerCursorFlushIntervalMs"))
-    #: memory kept for tailing reads. A consumer that keeps up reads entries a few ms old;
-    #: 32 MiB is more than half a second of the fastest batched flood here (Pulsar evicts
-    #: entries after 1 s anyway), and entries are the same objects as the write cache's, so
-    #: a budget above that cache's only adds resident memory under load.
+    #: most memory kept for tailing reads (see entry_cache.py). A consumer that keeps up reads
+    #: entries a few ms old; 32 MiB is more than half a second of the fastest batched flood
+    #: here, and entries are the same objects as the write cache's, so a budget above that
+    #: cache's only adds resident memory under load.
     cache_size_mb: int = field(default=32, metadata=conf_key("managedLedgerCacheSizeMB"))
+    #: cached entries older than this leave the cache (a reader that keeps up read them long
+    #: before); checked this often while the cache holds entries.
+    cache_eviction_time_threshold_ms: int = field(
+        default=1000, metadata=conf_key("managedLedgerCacheEvictionTimeThresholdMillis"))
+    cache_eviction_interval_ms: int = field(
+        default=10, metadata=conf_key("managedLedgerCacheEvictionIntervalMs"))
+    #: a cursor this many entries or more behind the last one does not count as active: adds
+    #: are cached for active cursors only.
+    cursor_backlogged_threshold: int = field(
+        default=1000, metadata=conf_key("managedLedgerCursorBackloggedThreshold"))
     #: where managed-ledger and cursor state lives: empty for the embedded store
     #: (<dataDir>/metadata), or zk:host:port[,host:port][/chroot] for ZooKeeper.
     metadata_store_url: str = field(default="", metadata=conf_key("metadataStoreUrl"))

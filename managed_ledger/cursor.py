@@ -15,6 +15,10 @@ flush interval plus one metadata write) are lost, so those entries may be redeli
 acknowledged before that is redelivered, and no unacknowledged entry is ever skipped.
 
 Non-durable cursors (readers) keep all of this in memory only and vanish with the process.
+
+Active cursors (Pulsar's setActive / setInactive): a cursor is active while its subscription has
+consumers and it is fewer than managedLedgerCursorBackloggedThreshold entries behind the last
+one (judged after each read); the managed ledger caches its adds only while it has one.
 """
 
 from __future__ import annotations
@@ -39,7 +43,8 @@ class ManagedCursorImpl:
     """Implements interfaces.ManagedCursor for durable and non-durable cursors."""
 
     def __init__(self, ledger: ManagedLedgerImpl, name: str, durable: bool,
-                 state: CursorState, version: int = -1) -> None:
+                 state: CursorState, version: int = -1,
+                 active_cursors: set[ManagedCursorImpl] | None = None) -> None:
         self.name = name
         self.durable = durable
         self._ledger = ledger
@@ -52,6 +57,9 @@ class ManagedCursorImpl:
         self._read_cancelled = False
         self._waiter: asyncio.Future[bool] | None = None
         self._closed = False
+        #: The ledger's active cursors, this one among them while active.
+        self._active_cursors = set() if active_cursors is None else active_cursors
+        self._has_readers = False
         # persistence (durable cursors only)
         self._path = cursor_path(ledger.name, name)
         self._version = version
@@ -92,6 +100,35 @@ class ManagedCursorImpl:
         pending = ledgers.count_between(self._mark_delete, self._ledger.last_confirmed_entry)
         return max(0, pending - len(self._acked))
 
+    # ---- activity ------------------------------------------------------------------------
+
+    @property
+    def is_active(self) -> bool:
+        return self in self._active_cursors
+
+    def set_active(self) -> None:
+        """Consumers read through this cursor now: adds are cached while it keeps up."""
+        self._has_readers = True
+        self._update_active()
+
+    def set_inactive(self) -> None:
+        """No consumer reads through this cursor any more."""
+        self._has_readers = False
+        self._active_cursors.discard(self)
+
+    def _update_active(self) -> None:
+        if self._has_readers and not self._closed and self._entries_behind() < \
+                self._ledger.config.cursor_backlogged_threshold:
+            self._active_cursors.add(self)
+        else:
+            self._active_cursors.discard(self)
+
+    def _entries_behind(self) -> int:
+        """Entries from the read position to the last one (Pulsar's getNumberOfEntries)."""
+        position = self.read_position
+        return self._ledger.ledger_list.count_between(
+            Position(position.ledger_id, position.entry_id - 1), self._ledger.last_confirmed_entry)
+
     # ---- reads ---------------------------------------------------------------------------
 
     async def read_entries_or_wait(self, max_entries: int) -> list[Entry]:
@@ -104,6 +141,8 @@ class ManagedCursorImpl:
             while not (self._read_cancelled or self._closed):
                 before = self.read_position
                 entries = await self._read_available(max_entries)
+                if self._has_readers:
+                    self._update_active()
                 if entries:
                     return entries
                 if self.has_more_entries() and self.read_position != before:
@@ -322,11 +361,13 @@ class ManagedCursorImpl:
             await self.flush()
         finally:
             self._closed = True
+            self._active_cursors.discard(self)
             self._wake_reader(False)
 
     async def discard(self) -> None:
         """Stop without persisting (the cursor is being deleted); a pending read returns []."""
         self._closed = True
+        self._active_cursors.discard(self)
         self._wake_reader(False)
         await self._stop_background_flushes()
 

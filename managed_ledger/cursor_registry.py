@@ -1,5 +1,6 @@
 """A managed ledger's cursors: the durable ones by name (each stored under the managed ledger's
-node), and the non-durable ones (readers), which live while someone holds them."""
+node), and the non-durable ones (readers), which live while someone holds them; and which of
+them are active (see cursor.py)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ class CursorRegistry:
         self._path = path
         self.durable: dict[str, ManagedCursorImpl] = {}
         self._non_durable: weakref.WeakSet[ManagedCursorImpl] = weakref.WeakSet()
+        #: Cursors adds are cached for (the managed ledger caches while there is one).
+        self.active: set[ManagedCursorImpl] = set()
         self._creating = asyncio.Lock()
 
     def all(self) -> list[ManagedCursorImpl]:
@@ -43,7 +46,8 @@ class CursorRegistry:
             found = await self._store.get(cursor_path(self._ledger.name, name))
             if found is not None:
                 state = CursorState.decode(found[0])
-                self.durable[name] = ManagedCursorImpl(self._ledger, name, True, state, found[1])
+                self.durable[name] = ManagedCursorImpl(self._ledger, name, True, state, found[1],
+                                                       self.active)
 
     async def open(self, name: str, mark_delete: Callable[[], Position]) -> ManagedCursorImpl:
         """The durable cursor of that name, created at mark_delete() if there is none. A
@@ -56,7 +60,8 @@ class CursorRegistry:
             cursor = self.durable.get(name)
             if cursor is not None:
                 return cursor
-            cursor = ManagedCursorImpl(self._ledger, name, True, CursorState(mark_delete()))
+            cursor = ManagedCursorImpl(self._ledger, name, True, CursorState(mark_delete()),
+                                       active_cursors=self.active)
             try:
                 await cursor.create()
             except MetadataStoreError as exc:
@@ -66,7 +71,8 @@ class CursorRegistry:
 
     def add_non_durable(self, name: str, start: Position) -> ManagedCursorImpl:
         cursor = ManagedCursorImpl(self._ledger, name, False,
-                                   CursorState(Position(start.ledger_id, start.entry_id - 1)))
+                                   CursorState(Position(start.ledger_id, start.entry_id - 1)),
+                                   active_cursors=self.active)
         self._non_durable.add(cursor)
         return cursor
 

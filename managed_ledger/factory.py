@@ -127,7 +127,8 @@ class ManagedLedgerFactoryImpl:
         self.metadata_store: MetadataStore = store
         self._store = store
         self.bookkeeper = bookkeeper
-        self.entry_cache = EntryCache(config.cache_size_mb * MB)
+        self.entry_cache = EntryCache(config.cache_size_mb * MB, config.cache_eviction_interval_ms,
+                                      config.cache_eviction_time_threshold_ms)
         self._ledgers: dict[str, ManagedLedgerImpl] = {}
         self._opening: dict[str, asyncio.Task[ManagedLedgerImpl]] = {}
         self._closed = False
@@ -202,6 +203,7 @@ class ManagedLedgerFactoryImpl:
         for ledger, outcome in zip(ledgers, outcomes):
             if isinstance(outcome, Exception):
                 logger.error("closing managed ledger %s: %s", ledger.name, outcome)
+        self.entry_cache.close()
         try:
             await self.bookkeeper.close()
             await self._store.close()

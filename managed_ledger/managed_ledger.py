@@ -276,7 +276,8 @@ class ManagedLedgerImpl:
         info.entries = entry_id + 1   # (an info trimmed from the list meanwhile is updated in vain)
         info.size += len(data)
         self._last_confirmed = position
-        self._cache.add(position, data)
+        if self._cursors.active:   # as Pulsar: cached only for consumers keeping up
+            self._cache.add(position, data)
         self._add_completed(on_done, position, None)
         if self._waiters:
             self._wake_waiters(True)

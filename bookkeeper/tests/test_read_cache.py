@@ -84,4 +84,5 @@ def test_the_read_cache_keeps_to_its_byte_budget() -> None:
     cache = ReadCache(max_bytes=250)
     for entry_id in range(5):
         cache.put(1, entry_id, bytes(100))
-    assert cache.size == 200 and cache.get(1, 2) is None and cache.get(1, 4) is not None
+    assert cache.size == 200 and cache.take(1, 2) is None and cache.take(1, 4) is not None
+    assert cache.size == 100 and cache.take(1, 4) is None    # taken: read ahead for one read

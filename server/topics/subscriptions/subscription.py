@@ -71,6 +71,7 @@ class Subscription:
             self.sub_type = consumer.sub_type
             self.dispatcher = self._new_dispatcher(consumer)
         self.dispatcher.add_consumer(consumer)
+        self.cursor.set_active()   # the ledger caches adds for it while it keeps up
         if replaced is not None:
             # what the old dispatcher held for replay is gone: read again from mark-delete (as Pulsar
             # rewinds when a multi-consumer dispatcher gets its first consumer)
@@ -126,6 +127,8 @@ class Subscription:
         during a seek, when its reader comes back to the reset cursor."""
         if self.dispatcher is not None:
             self.dispatcher.remove_consumer(consumer)
+        if not self.consumers:
+            self.cursor.set_inactive()
         if not self.durable and not self.consumers and not resetting:
             self.close()
             self.topic.forget_subscription(self)
