@@ -20,13 +20,14 @@ import json
 import os
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+from server.testing.broker_process import free_ports
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"
@@ -42,9 +43,7 @@ class BrokerError(RuntimeError):
 
 def free_port() -> int:
     """A TCP port that nothing listens on right now (bound and released by the kernel)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
+    return free_ports(1)[0]
 
 
 def write_config(path: Path, settings: dict[str, object]) -> Path:
@@ -63,8 +62,7 @@ class Broker:
         self.data_dir = self.work_dir / "data"
         self.log_path = self.work_dir / "broker.log"
         self.config_path = write_config(self.work_dir / "standalone.conf", config) if config else None
-        self.broker_port = free_port()
-        self.web_port = free_port()
+        self.broker_port, self.web_port = free_ports(2)
         self.proc: subprocess.Popen | None = None
         self.starts = 0
 

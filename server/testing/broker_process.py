@@ -3,6 +3,7 @@ application tests: the broker they run in production, not a mock, started in abo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -21,10 +22,14 @@ STOP_TIMEOUT_S = 10.0
 _HTTP = urllib.request.build_opener(urllib.request.ProxyHandler({}))   # loopback: never a proxy
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
+def free_ports(count: int) -> list[int]:
+    """Ports nothing listens on right now, all different: bound together, then released (one
+    bound and released after another could be handed out twice)."""
+    with contextlib.ExitStack() as stack:
+        socks = [stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) for _ in range(count)]
+        for sock in socks:
+            sock.bind((HOST, 0))
+        return [sock.getsockname()[1] for sock in socks]
 
 
 class PulsarBroker:
@@ -35,7 +40,7 @@ class PulsarBroker:
         self.data_dir = self.work_dir / "data"
         self.log_path = self.work_dir / "pulsard.log"
         self.settings = dict(settings or {})
-        self.broker_port, self.web_port = _free_port(), _free_port()
+        self.broker_port, self.web_port = free_ports(2)
         self._proc: subprocess.Popen | None = None
 
     @property
