@@ -39,6 +39,12 @@ class ManagedCursor(Protocol):
 
     def cancel_pending_read(self) -> None: ...
 
+    def set_active(self) -> None:
+        """Consumers read through this cursor: the ledger caches adds while it keeps up."""
+
+    def set_inactive(self) -> None:
+        """No consumer reads through it any more."""
+
     def has_more_entries(self) -> bool:
         """True when the read position is at or before the last confirmed entry."""
 
