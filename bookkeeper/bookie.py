@@ -158,11 +158,8 @@ class Bookie:
         if self._held or (cache_full and self.checkpointer.running):
             self._hold(group, error)
         else:
-            for item in group:   # _acknowledge inlined: once per message
-                try:
-                    item.on_done(item.entry_id, error)
-                except Exception:
-                    logger.exception("add callback failed for %d:%d", item.ledger_id, item.entry_id)
+            for item in group:
+                _acknowledge(item, error)
         if cache_full:
             self.checkpointer.request_early_checkpoint()
 
