@@ -1,4 +1,4 @@
-"""Builders for every command the broker sends.
+"""Builders for every command the broker sends (SEND_RECEIPT, one per message: receipts.py).
 
 Each returns a complete ``pb.BaseCommand``: every proto2 ``required`` field is set,
 because C++ and Go clients drop the connection on a frame that fails to parse.
@@ -247,26 +247,6 @@ def producer_success(
     if topic_epoch is not None:
         body.topic_epoch = _u64(topic_epoch)
     body.producer_ready = producer_ready
-    return cmd
-
-
-def send_receipt(
-    producer_id: int,
-    sequence_id: int,
-    ledger_id: int,
-    entry_id: int,
-    highest_sequence_id: int | None = None,
-) -> BaseCommand:
-    """SEND_RECEIPT naming the stored entry; the client derives batch indexes itself."""
-    cmd = BaseCommand(type=BaseCommand.SEND_RECEIPT)
-    body = cmd.send_receipt
-    body.producer_id = producer_id & _U64_MASK   # _u64 inlined: one receipt per message
-    body.sequence_id = sequence_id & _U64_MASK
-    message_id = body.message_id
-    message_id.ledgerId = ledger_id & _U64_MASK
-    message_id.entryId = entry_id & _U64_MASK
-    if highest_sequence_id is not None:
-        body.highest_sequence_id = highest_sequence_id & _U64_MASK
     return cmd
 
 

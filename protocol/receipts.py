@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from protocol import pulsar_api_pb2 as pb
 from protocol.codec import encode_command
-
-_U64_MASK = (1 << 64) - 1
+from protocol.commands import _U64_MASK   # what commands._u64 applies, inlined once per field
 
 
 class SendReceipts:

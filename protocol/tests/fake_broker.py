@@ -22,6 +22,7 @@ from pathlib import Path
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
 from protocol.codec import Frame, FrameDecoder, ProtocolError, encode_command, encode_payload_frame
+from protocol.receipts import SendReceipts
 
 FIXTURE = Path(__file__).parent / "fixtures" / "python_client_frames.json"
 LEDGER_ID = 7
@@ -173,9 +174,9 @@ class FakeBroker:
         with self._lock:
             self._entries.append(frame.entry)
             entry_id = len(self._entries) - 1
-        highest = send.highest_sequence_id if send.HasField("highest_sequence_id") else None
-        receipt = commands.send_receipt(send.producer_id, send.sequence_id, LEDGER_ID, entry_id, highest)
-        return [encode_command(receipt), *self._deliver(delivered)]
+        highest = send.highest_sequence_id if send.HasField("highest_sequence_id") else send.sequence_id
+        receipt = SendReceipts(send.producer_id).encode(send.sequence_id, highest, LEDGER_ID, entry_id)
+        return [receipt, *self._deliver(delivered)]
 
     def _deliver(self, delivered: dict[int, int]) -> list[bytes]:
         chunks: list[bytes] = []

@@ -36,7 +36,6 @@ BUILDERS: dict[str, tuple[Callable[[], pb.BaseCommand], int]] = {
         lambda: commands.producer_success(8, "prod", 41, b"\x00" * 8, topic_epoch=2, producer_ready=False),
         T.PRODUCER_SUCCESS,
     ),
-    "send_receipt": (lambda: commands.send_receipt(9, 10, 11, 12, highest_sequence_id=13), T.SEND_RECEIPT),
     "send_error": (lambda: commands.send_error(9, 10, pb.ChecksumError, "bad crc"), T.SEND_ERROR),
     "close_producer": (lambda: commands.close_producer(9, -1), T.CLOSE_PRODUCER),
     "get_or_create_schema_response": (
@@ -164,11 +163,19 @@ def test_unchanged_topic_list() -> None:
         commands.topics_of_namespace(1, [], changed=False)
 
 
-def test_reused_receipts_encode_each_receipt_as_a_fresh_command_would():
-    from protocol.codec import encode_command
+def test_receipts_encode_each_receipt_as_a_fresh_command_would():
     from protocol.receipts import SendReceipts
 
     receipts = SendReceipts(9)
-    for sequence_id, highest, ledger_id, entry_id in [(10, 10, 11, 12), (11, 14, 11, 13), (0, 0, -1, -1)]:
-        fresh = commands.send_receipt(9, sequence_id, ledger_id, entry_id, highest_sequence_id=highest)
+    for sequence_id, highest, ledger_id, entry_id in [(10, 13, 11, 12), (11, 14, 11, 13), (0, 0, -1, -1)]:
+        fresh = pb.BaseCommand(type=T.SEND_RECEIPT)
+        fresh.send_receipt.producer_id = 9
+        fresh.send_receipt.sequence_id = sequence_id
+        fresh.send_receipt.highest_sequence_id = highest
+        fresh.send_receipt.message_id.ledgerId = ledger_id & (2**64 - 1)   # (-1, -1) names a duplicate
+        fresh.send_receipt.message_id.entryId = entry_id & (2**64 - 1)
+        (frame,) = decode_all(receipts.encode(sequence_id, highest, ledger_id, entry_id))
+        assert frame.command.type == T.SEND_RECEIPT
+        assert frame.command.IsInitialized(), frame.command.FindInitializationErrors()
+        assert frame.command == fresh
         assert receipts.encode(sequence_id, highest, ledger_id, entry_id) == encode_command(fresh)
