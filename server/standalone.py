@@ -59,11 +59,7 @@ async def run_standalone(config: BrokerConfig) -> None:
         (time.monotonic() - started) * 1000, ", ".join(filter(None, (config.service_url, config.service_url_tls))),
         config.web_service_port, config.web_service_port_tls, config.storage.data_dir.resolve(),
     )
-    collect_from_now_on()
-    stop = asyncio.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
-    await stop.wait()
+    await serve_until_signalled()
     log.info("pulsard stopping")
     for server in servers:
         server.close()
@@ -71,6 +67,17 @@ async def run_standalone(config: BrokerConfig) -> None:
     await web.cleanup()
     await storage.close()
     log.info("pulsard stopped")
+
+
+async def serve_until_signalled() -> None:
+    """The broker serves: what start-up made is frozen for the collector, then SIGINT or
+    SIGTERM ends the wait."""
+    collect_from_now_on()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    await stop.wait()
 
 
 class _Ports:

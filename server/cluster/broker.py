@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 import time
 
 from managed_ledger.data_dir_lock import DataDirLock
@@ -18,9 +17,9 @@ from server.broker_service import BrokerService
 from server.config import BrokerConfig
 from server.connection.advertised_listeners import AdvertisedListeners
 from server.connection.connection import Connection
-from server.gc_tuning import collect_from_now_on, collect_rarely
+from server.gc_tuning import collect_rarely
 from server.malloc_tuning import return_large_buffers_to_the_system
-from server.standalone import BACKLOG, listening_socket
+from server.standalone import BACKLOG, listening_socket, serve_until_signalled
 
 from .admin_routes import (broker_routes, bundle_routes, partition_deletes, partition_fan_out,
                            topic_owner_redirects)
@@ -73,11 +72,7 @@ async def run_broker(config: BrokerConfig) -> None:
     await registry.register()
     log.info("pulsard broker %s of cluster %s ready in %.0f ms: %s", registry.me.broker_id,
              config.cluster_name, (time.monotonic() - started) * 1000, config.service_url)
-    collect_from_now_on()
-    stop = asyncio.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
-    await stop.wait()
+    await serve_until_signalled()
     log.info("pulsard broker stopping")
     server.close()
     await broker.close()
