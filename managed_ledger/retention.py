@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bookkeeper.config import MB
+
 from .ledger_list import LedgerList
 from .position import Position
-
-_MB = 1024 * 1024
 
 
 class InvalidRetentionError(ValueError):
@@ -51,7 +51,7 @@ class RetentionPolicy:
 
     def over_size_quota(self, total_size: int, size_to_delete: int) -> bool:
         """Deleting size_to_delete bytes (the oldest ledgers) still leaves at least the limit."""
-        return self.size_mb >= 0 and total_size - size_to_delete >= self.size_mb * _MB
+        return self.size_mb >= 0 and total_size - size_to_delete >= self.size_mb * MB
 
     def may_delete(self, closed_at_ms: int, now_ms: int, total_size: int, size_to_delete: int) -> bool:
         return (self.time_expired(closed_at_ms, now_ms)

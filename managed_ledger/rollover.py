@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-from .config import StorageConfig
+from bookkeeper.config import MB
 
-_MB = 1024 * 1024
+from .config import StorageConfig
 
 
 class RolloverRule:
@@ -28,7 +28,7 @@ class RolloverRule:
         """A new ledger starts taking adds."""
         config = self._config
         self._created = now
-        self.ask_at = (config.max_entries_per_ledger, config.max_size_per_ledger_mb * _MB,
+        self.ask_at = (config.max_entries_per_ledger, config.max_size_per_ledger_mb * MB,
                        now + config.max_ledger_rollover_minutes * 60)
 
     def due(self, entries: int, size: int, now: float) -> bool:
@@ -36,7 +36,7 @@ class RolloverRule:
             return False
         config = self._config
         age_s = now - self._created
-        if (entries >= config.max_entries_per_ledger or size >= config.max_size_per_ledger_mb * _MB
+        if (entries >= config.max_entries_per_ledger or size >= config.max_size_per_ledger_mb * MB
                 or age_s >= config.max_ledger_rollover_minutes * 60):
             if age_s >= config.min_ledger_rollover_minutes * 60:
                 return True
