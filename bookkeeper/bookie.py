@@ -20,8 +20,8 @@ from .config import BookieConfig
 from .entry_log import EntryLogGoneError
 from .errors import BookieClosedError, LedgerFencedError, NoSuchLedgerError
 from .garbage_collector import GarbageCollector
-from .journal import (HEADER_SIZE, AddCallback, JournalItem, JournalWriter, recover_journal,
-                      trim_journal)
+from .journal import (HEADER_SIZE, AddCallback, JournalItem, JournalWriter, record_crc,
+                      recover_journal, trim_journal)
 from .last_log_mark import LastLogMark, read_mark, write_mark
 from .ledger_index import EntryLocation
 from .ledger_storage import EntryLogStorage
@@ -150,7 +150,7 @@ class Bookie:
             data = item.data
             if error is None and data is not None:
                 if item.ledger_id not in self._deleted:
-                    add(item.ledger_id, item.entry_id, data)
+                    add(item.ledger_id, item.entry_id, data, item.crc)
                 last = item
         if last is not None:   # one mark per group: where its last add ends
             self._journal_end = LastLogMark(last.file_id, last.offset + HEADER_SIZE + len(last.data))
@@ -202,7 +202,7 @@ def recover(journal_dir: Path, config: BookieConfig, storage: EntryLogStorage,
 
     def replay(ledger_id: int, entry_id: int, data: memoryview) -> None:
         if ledger_id in live:
-            storage.add(ledger_id, entry_id, bytes(data))
+            storage.add(ledger_id, entry_id, bytes(data), record_crc(ledger_id, entry_id, data))
             if storage.cache_size >= config.write_cache_max_size:
                 storage.flush_all()
 

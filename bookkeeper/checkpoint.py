@@ -18,6 +18,7 @@ from typing import Awaitable, Callable
 
 from .config import BookieConfig
 from .garbage_collector import GarbageCollector
+from .give_way import GiveWay
 from .journal import trim_journal
 from .last_log_mark import LastLogMark, write_mark
 from .ledger_storage import EntryLogStorage
@@ -57,8 +58,9 @@ class Checkpointer:
             self._loop.create_task(self._every(self._config.gc_wait_time_ms, self.collect_garbage)),
         ]
 
-    async def checkpoint(self) -> None:
-        """Flush what completed so far, then move the mark and trim the journal."""
+    async def checkpoint(self, give_way: bool = True) -> None:
+        """Flush what completed so far, then move the mark and trim the journal; giving way
+        to the event loop (give_way.py) unless nothing else runs any more (at shutdown)."""
         async with self._lock:
             if self._failed_mark is not None:
                 snapshot, mark = self._storage.unflushed, self._failed_mark
@@ -68,7 +70,8 @@ class Checkpointer:
                 if snapshot is None and mark == self._last_mark:
                     return
             try:
-                await self._loop.run_in_executor(self._thread, self._run, snapshot, mark)
+                await self._loop.run_in_executor(self._thread, self._run, snapshot, mark,
+                                                 GiveWay() if give_way else None)
             except OSError:
                 logger.exception("checkpoint failed; the journal keeps everything meanwhile")
                 self._failed_mark = mark
@@ -103,15 +106,16 @@ class Checkpointer:
             timer.cancel()
         await asyncio.gather(*self._timers, *self._early, return_exceptions=True)
         if final_checkpoint:
-            await self.checkpoint()
+            await self.checkpoint(give_way=False)
         await self._loop.run_in_executor(self._thread, self._storage.close)
         self._thread.shutdown(wait=True)
 
     # ---- storage thread ------------------------------------------------------------------
 
-    def _run(self, snapshot: WriteCache | None, mark: LastLogMark) -> None:
+    def _run(self, snapshot: WriteCache | None, mark: LastLogMark,
+             pause: Callable[[], None] | None) -> None:
         if snapshot is not None:
-            self._storage.flush(snapshot)
+            self._storage.flush(snapshot, pause)
         if mark != self._last_mark:
             write_mark(self._storage.directory, mark)
             self._last_mark = mark

@@ -50,10 +50,13 @@ def journal_file_name(file_id: int) -> str:
     return f"{file_id:010d}{JOURNAL_SUFFIX}"
 
 
+def record_crc(ledger_id: int, entry_id: int, data: bytes | memoryview) -> int:
+    """The record's CRC32C: over the ids, then the data."""
+    return crc32c.crc32c(data, crc32c.crc32c(_ID_FIELDS.pack(ledger_id, entry_id)))
+
+
 def encode_header(ledger_id: int, entry_id: int, data: bytes) -> bytes:
-    ids = _ID_FIELDS.pack(ledger_id, entry_id)
-    crc = crc32c.crc32c(data, crc32c.crc32c(ids))
-    return RECORD_HEADER.pack(len(data), crc, ledger_id, entry_id)
+    return RECORD_HEADER.pack(len(data), record_crc(ledger_id, entry_id, data), ledger_id, entry_id)
 
 
 def record_crc_ok(record: memoryview | bytes) -> bool:
@@ -86,6 +89,8 @@ class JournalItem:
     on_done: AddCallback
     file_id: int = -1
     offset: int = -1
+    #: The record's CRC as the journal wrote it; the entry log reuses it.
+    crc: int = 0
 
 
 #: Called on the event loop with a committed group (in queue order) and the failure, if any.
@@ -333,7 +338,8 @@ class JournalWriter:
             data = item.data
             if data is None:
                 continue
-            parts.append(encode_header(item.ledger_id, item.entry_id, data))
+            item.crc = crc = record_crc(item.ledger_id, item.entry_id, data)
+            parts.append(RECORD_HEADER.pack(len(data), crc, item.ledger_id, item.entry_id))
             parts.append(data)
             item.file_id = file_id
             item.offset = offset

@@ -31,6 +31,7 @@ logger = logging.getLogger(__name__)
 INDEX_SUFFIX = ".idx"
 RECORD_SIZE = 16
 _LENGTH_MASK = 0xFFFFFFFF
+_ENCODE_SLICE = 8192
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +52,25 @@ def encode_locations(locations: list[EntryLocation]) -> array:
 def _decode(words: array, entry_id: int) -> EntryLocation:
     first = words[2 * entry_id]
     return EntryLocation((first >> 32) - 1, words[2 * entry_id + 1], first & _LENGTH_MASK)
+
+
+def encode_runs(runs: list[tuple[int, array]], entries: list[bytes]
+                ) -> tuple[array, collections.Counter[int]]:
+    """Words for consecutive entries written as ``EntryLogWriter.append_records`` placed them,
+    and the record bytes they added per log (built with slices, not a call per entry)."""
+    words = array("Q", bytes(16 * len(entries)))
+    live: collections.Counter[int] = collections.Counter()
+    start = 0
+    for log_id, offsets in runs:
+        stop = start + len(offsets)
+        tag = (log_id + 1) << 32
+        for low in range(start, stop, _ENCODE_SLICE):   # bounded lists of ints
+            high = min(low + _ENCODE_SLICE, stop)
+            words[2 * low : 2 * high : 2] = array("Q", [tag | len(data) for data in entries[low:high]])
+        words[2 * start + 1 : 2 * stop : 2] = offsets
+        live[log_id] += offsets[-1] + HEADER_SIZE + len(entries[stop - 1]) - offsets[0]
+        start = stop
+    return words, live
 
 
 def summarize(words: array) -> tuple[int, collections.Counter[int]]:

@@ -14,16 +14,18 @@ guards the in-memory index, the caches' hand-over and the read cache.
 
 from __future__ import annotations
 
+import collections
 import logging
 import os
 import threading
+from typing import Callable
 from array import array
 from pathlib import Path
 
 from .entry_log import EntryLogWriter, LogIds, list_entry_logs, open_log, read_run
 from .errors import NoSuchEntryError
 from .journal import HEADER_SIZE
-from .ledger_index import EntryLocation, LedgerIndex, summarize
+from .ledger_index import EntryLocation, LedgerIndex, encode_runs
 from .read_cache import READ_AHEAD_BYTES, READ_AHEAD_ENTRIES, ReadCache
 from .write_cache import WriteCache
 
@@ -69,13 +71,13 @@ class EntryLogStorage:
         with self.lock:
             return self._next_entry_id_locked(ledger_id)
 
-    def add(self, ledger_id: int, entry_id: int, data: bytes) -> None:
-        """Take a journal-durable entry; one already stored (a replay) or out of order is
-        ignored."""
+    def add(self, ledger_id: int, entry_id: int, data: bytes, crc: int) -> None:
+        """Take a journal-durable entry with its record CRC; one already stored (a replay) or
+        out of order is ignored."""
         cached = self._cache.get(ledger_id)  # the active cache changes on the loop only
         expected = cached.last_entry_id + 1 if cached is not None else self.next_entry_id(ledger_id)
         if entry_id == expected:
-            self._cache.put(ledger_id, entry_id, data)
+            self._cache.put(ledger_id, entry_id, data, crc)
         elif entry_id > expected:
             logger.warning("ledger %d: ignoring entry %d (expected %d)", ledger_id, entry_id,
                            expected)
@@ -152,27 +154,24 @@ class EntryLogStorage:
 
     # ---- storage thread ------------------------------------------------------------------
 
-    def flush(self, snapshot: WriteCache) -> None:
-        """Write a swapped-out cache to the entry log and the index, durably, then publish."""
+    def flush(self, snapshot: WriteCache, pause: Callable[[], None] | None = None) -> None:
+        """Write a swapped-out cache to the entry log and the index, durably, then publish;
+        ``pause`` runs between chunks (a checkpoint gives way to the event loop with it)."""
         assert self.flush_writer is not None
-        written: list[tuple[int, int, array]] = []
+        written: list[tuple[int, int, array, tuple[int, collections.Counter[int]]]] = []
         for ledger_id, cached in snapshot.ledgers_in_order():
             if ledger_id in self._deleted:
                 continue
-            words = array("Q")
-            append, writer = words.append, self.flush_writer
-            for entry_id, data in enumerate(cached.entries, start=cached.first_entry_id):
-                offset = writer.append(ledger_id, entry_id, data)
-                append((writer.current_log_id + 1) << 32 | len(data))  # see encode_locations
-                append(offset)
-            written.append((ledger_id, cached.first_entry_id, words))
+            runs = self.flush_writer.append_records(ledger_id, cached.first_entry_id, cached.entries,
+                                                    cached.crcs, pause)
+            words, live = encode_runs(runs, cached.entries)
+            written.append((ledger_id, cached.first_entry_id, words, (cached.total_size, live)))
         self.flush_writer.sync()
-        for ledger_id, first_entry_id, words in written:
+        for ledger_id, first_entry_id, words, _ in written:
             self.index.persist(ledger_id, first_entry_id, words)
         self.index.sync()
-        summaries = [summarize(words) for _, _, words in written]
         with self.lock:
-            for (ledger_id, _, words), summary in zip(written, summaries):
+            for ledger_id, _, words, summary in written:
                 if ledger_id not in self._deleted:
                     self.index.extend(ledger_id, words, summary)
             if self._flushing is snapshot:

@@ -8,17 +8,20 @@ at the written copies, reads (tailing or not) are served from here.
 
 from __future__ import annotations
 
+from array import array
 from typing import Iterator
 
 
 class CachedLedger:
-    """A contiguous run of one ledger's entries, from ``first_entry_id``."""
+    """A contiguous run of one ledger's entries, from ``first_entry_id``, with the CRCs the
+    journal computed for their records (the flush writes the same records to the entry log)."""
 
-    __slots__ = ("first_entry_id", "entries", "total_size")
+    __slots__ = ("first_entry_id", "entries", "crcs", "total_size")
 
     def __init__(self, first_entry_id: int) -> None:
         self.first_entry_id = first_entry_id
         self.entries: list[bytes] = []
+        self.crcs = array("I")
         self.total_size = 0
 
     @property
@@ -36,12 +39,13 @@ class WriteCache:
     def is_empty(self) -> bool:
         return not self._ledgers
 
-    def put(self, ledger_id: int, entry_id: int, data: bytes) -> None:
+    def put(self, ledger_id: int, entry_id: int, data: bytes, crc: int) -> None:
         """Hold the next entry of a ledger (the caller checked it is the next one)."""
         cached = self._ledgers.get(ledger_id)
         if cached is None:
             cached = self._ledgers[ledger_id] = CachedLedger(entry_id)
         cached.entries.append(data)
+        cached.crcs.append(crc)
         cached.total_size += len(data)
         self.size += len(data)
 

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 from bookkeeper import bookie as bookie_module
+from bookkeeper import checkpoint as checkpoint_module
 from bookkeeper.entry_log import list_entry_logs
 from bookkeeper.journal import journal_file_name, list_journal_files
 from bookkeeper.last_log_mark import LastLogMark, read_mark
@@ -142,3 +143,28 @@ async def test_periodic_checkpoint(tmp_path: Path) -> None:
             await asyncio.sleep(0.01)
         assert list_entry_logs(tmp_path / "ledgers")
         assert await ledger.read_entries(0, 0) == [b"tick"]
+
+
+async def test_a_checkpoint_gives_way_between_chunks_but_not_at_shutdown(tmp_path: Path,
+                                                                           monkeypatch) -> None:
+    pauses: list[int] = []
+
+    class CountingGiveWay:
+        def __call__(self) -> None:
+            pauses.append(1)
+
+    monkeypatch.setattr(checkpoint_module, "GiveWay", CountingGiveWay)
+    big = [bytes([i]) * 100_000 for i in range(30)]   # about three write chunks
+    async with open_bookkeeper(tmp_path) as bk:
+        ledger = await bk.create_ledger()
+        await asyncio.gather(*[ledger.add_entry(data) for data in big])
+        await bk.bookie.checkpointer.checkpoint()
+        assert len(pauses) >= 2
+        assert await ledger.read_entries(0, 29) == big
+        given_way = len(pauses)
+        await asyncio.gather(*[ledger.add_entry(data) for data in big])
+        ledger_id = ledger.ledger_id
+    assert len(pauses) == given_way   # the final checkpoint runs flat out
+    async with open_bookkeeper(tmp_path) as bk:
+        reopened = await bk.open_ledger(ledger_id)
+        assert await reopened.read_entries(0, 59) == big + big

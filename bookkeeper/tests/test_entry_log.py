@@ -11,8 +11,8 @@ import pytest
 from bookkeeper.entry_log import (EntryLogGoneError, EntryLogWriter, LogIds, entry_log_name,
                                   list_entry_logs, open_log, read_record)
 from bookkeeper.errors import EntryCorruptedError
-from bookkeeper.journal import HEADER_SIZE
-from bookkeeper.ledger_index import RECORD_SIZE, EntryLocation, LedgerIndex, encode_locations
+from bookkeeper.journal import HEADER_SIZE, encode_header, record_crc
+from bookkeeper.ledger_index import RECORD_SIZE, EntryLocation, LedgerIndex, encode_locations, encode_runs
 
 
 def write_entries(directory: Path, limit: int, entries: list[tuple[int, int, bytes]]
@@ -21,10 +21,33 @@ def write_entries(directory: Path, limit: int, entries: list[tuple[int, int, byt
     writer = EntryLogWriter(directory, limit, LogIds(0), sizes)
     locations = []
     for ledger_id, entry_id, data in entries:
-        offset = writer.append(ledger_id, entry_id, data)
-        locations.append(EntryLocation(writer.current_log_id, offset, len(data)))
+        [(log_id, [offset])] = writer.append_records(ledger_id, entry_id, [data],
+                                                     [record_crc(ledger_id, entry_id, data)])
+        locations.append(EntryLocation(log_id, offset, len(data)))
     writer.close()
     return sizes, locations
+
+
+def test_a_run_of_records_splits_at_the_size_limit_and_reads_back(tmp_path: Path) -> None:
+    sizes: dict[int, int] = {}
+    writer = EntryLogWriter(tmp_path, 1000, LogIds(0), sizes)
+    entries = [b"%03d" % entry_id * (entry_id % 7 + 1) for entry_id in range(120)]
+    crcs = [record_crc(5, entry_id, data) for entry_id, data in enumerate(entries)]
+    runs = writer.append_records(5, 0, entries, crcs)
+    writer.close()
+    assert sum(len(offsets) for _, offsets in runs) == len(entries)
+    assert [log_id for log_id, _ in runs] == sorted(sizes) and len(runs) > 3
+    assert all(size <= 1000 for size in sizes.values())
+    words, live = encode_runs(runs, entries)
+    assert live == {log_id: size for log_id, size in sizes.items()}
+    for entry_id, data in enumerate(entries):
+        location = EntryLocation((words[2 * entry_id] >> 32) - 1, words[2 * entry_id + 1], len(data))
+        fd = open_log(tmp_path, location.log_id)
+        try:
+            record = read_record(fd, 5, entry_id, location.offset, location.length)
+            assert record == encode_header(5, entry_id, data) + data
+        finally:
+            os.close(fd)
 
 
 def test_logs_rotate_at_the_size_limit_and_read_back(tmp_path: Path) -> None:

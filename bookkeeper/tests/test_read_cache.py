@@ -9,6 +9,7 @@ import pytest
 
 from bookkeeper.entry_log import entry_log_name, open_log, read_run
 from bookkeeper.errors import EntryCorruptedError
+from bookkeeper.journal import record_crc
 from bookkeeper.ledger_index import EntryLocation
 from bookkeeper.ledger_storage import EntryLogStorage
 from bookkeeper.read_cache import READ_AHEAD_BYTES, ReadCache
@@ -20,7 +21,8 @@ def flushed_storage(directory: Path, entries: int, size: int = ENTRY) -> EntryLo
     storage = EntryLogStorage(directory, 64 * 1024 * 1024)
     storage.load(set())
     for entry_id in range(entries):
-        storage.add(7, entry_id, b"%08d" % entry_id * (size // 8))
+        data = b"%08d" % entry_id * (size // 8)
+        storage.add(7, entry_id, data, record_crc(7, entry_id, data))
     storage.flush_all()
     return storage
 
