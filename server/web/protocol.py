@@ -8,7 +8,7 @@ answers, this module moves the bytes and keeps the rules of the connection:
   one), up to MAX_BODY (413 past it); a body the handler left unread is read and dropped so
   the connection can carry on, unless the client still waits for a "100 Continue";
 - a request the parser refuses is the client's fault: one INFO line and a 400, never an ERROR;
-- an idle connection (or a request head that never ends) closes after KEEPALIVE_TIMEOUT.
+- an idle connection closes after KEEPALIVE_TIMEOUT.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ MAX_HEAD = 64 * 1024
 #: Unread body bytes dropped at most before a connection is closed instead: a client whose
 #: upload was refused early should see the answer, not a reset.
 DRAIN_LIMIT = 16 * MAX_BODY
-#: An idle keep-alive connection closes after this many seconds (aiohttp's value).
+#: An idle keep-alive connection (or one whose request head or dropped body never ends)
+#: closes after this many seconds (aiohttp's keep-alive value).
 KEEPALIVE_TIMEOUT = 75.0
 
 RequestHandler = Callable[[Request], Awaitable[Response]]
@@ -132,7 +133,7 @@ class HttpConnection(asyncio.Protocol):
                           for name, value in head.headers)
         length = headers.get("Content-Length")   # digits: h11 checked
         request = Request(head.method.decode("ascii"), head.target.decode("utf-8", "surrogateescape"),
-                          headers, self._transport, functools.partial(self._read_body, length and int(length)))
+                          headers, self._transport, functools.partial(self._read_body, int(length) if length else None))
         try:
             response = await self._handle(request)
         except HTTPException as exc:
@@ -168,10 +169,11 @@ class HttpConnection(asyncio.Protocol):
             if self._unanswered_continue:
                 return False   # the client may or may not send the body: the stream is lost
             dropped = 0
-            while type(event := await self._next_event()) is h11.Data:
-                dropped += len(event.data)
-                if dropped > DRAIN_LIMIT:
-                    return False
+            async with asyncio.timeout(KEEPALIVE_TIMEOUT):
+                while type(event := await self._next_event()) is h11.Data:
+                    dropped += len(event.data)
+                    if dropped > DRAIN_LIMIT:
+                        return False
         if self._h11.our_state is not h11.DONE or self._h11.their_state is not h11.DONE:
             return False
         self._h11.start_next_cycle()

@@ -263,8 +263,8 @@ def test_tls_with_and_without_a_client_certificate(served, certificates):
     for certificate in (None, client_pem):
         if certificate:
             context.load_cert_chain(certificate.cert, certificate.key)
-        sock = context.wrap_socket(socket.create_connection(("127.0.0.1", served.tls_port)), server_hostname="localhost")
-        client = Client(sock)
+        plain = socket.create_connection(("127.0.0.1", served.tls_port))
+        client = Client(context.wrap_socket(plain, server_hostname="localhost"))
         status, _, body = client.send(get("/peer")).answer()
         assert (status, body) == (200, b'{"remote": "127.0.0.1", "host": "test", "cert": %s}'
                                   % (b"true" if certificate else b"false"))
