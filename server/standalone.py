@@ -64,7 +64,7 @@ async def run_standalone(config: BrokerConfig) -> None:
     for server in servers:
         server.close()
     await broker.close()
-    await web.cleanup()
+    await web.stop()
     await storage.close()
     log.info("pulsard stopped")
 

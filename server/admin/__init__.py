@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-from aiohttp import web
-
 from server.broker_service import BrokerService
+from server.web import RouteDef
 
 from . import (brokers, clusters, namespaces, permissions, schemas, subscriptions, tenants, topic_policies,
                topics)
@@ -29,7 +28,7 @@ class AdminResources:
         await self.namespaces.ensure_defaults()
 
 
-def admin_routes(broker: BrokerService, resources: AdminResources) -> list[web.RouteDef]:
+def admin_routes(broker: BrokerService, resources: AdminResources) -> list[RouteDef]:
     return [
         *brokers.routes(broker, resources.topics),
         *clusters.routes(resources.clusters, resources.tenants.using_cluster),

@@ -5,8 +5,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 from urllib.parse import urlencode
 
-from aiohttp import web
-
+from server import web
 from server.broker_service import BrokerService
 from server.config_rules import key_values
 

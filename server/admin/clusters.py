@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Awaitable, Callable
 
-from aiohttp import web
-
+from server import web
 from server.broker_service import BrokerService
 
 from .documents import DocumentCollection, collection_routes, create_doc

@@ -7,10 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any, Awaitable, Callable
 
-from aiohttp import web
-
 from managed_ledger.errors import MetadataBadVersionError, MetadataNotFoundError
 from managed_ledger.interfaces import MetadataStore
+from server import web
 from server.topics.topic_name import TopicName
 
 from .errors import CONFLICT, NOT_FOUND, PRECONDITION_FAILED, no_content, read_json, require, rest_handler

@@ -11,9 +11,8 @@ import json
 import logging
 from typing import Any, Awaitable, Callable
 
-from aiohttp import web
-
 from managed_ledger.errors import MetadataBadVersionError
+from server import web
 from server.errors import (BrokerError, ConsumerBusy, IncompatibleSchema, InvalidTopicName, NotAllowed,
                            SubscriptionNotFound, TopicNotFound)
 
@@ -32,7 +31,7 @@ _BROKER_STATUS: list[tuple[type[BaseException], int]] = [
     (MetadataBadVersionError, CONFLICT),
 ]
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+Handler = Callable[[web.Request], Awaitable[web.Response]]
 
 
 class RestError(Exception):
@@ -56,7 +55,7 @@ def rest_handler(handler: Handler) -> Handler:
     """Every failure of a handler becomes {"reason": ...} with Pulsar's status code."""
 
     @functools.wraps(handler)
-    async def wrapped(request: web.Request) -> web.StreamResponse:
+    async def wrapped(request: web.Request) -> web.Response:
         try:
             return await handler(request)
         except RestError as exc:
@@ -101,8 +100,7 @@ def query_flag(request: web.Request, name: str) -> bool:
     return request.query.get(name, "false").lower() == "true"
 
 
-@web.middleware
-async def json_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+async def json_errors(request: web.Request, handler: Handler) -> web.Response:
     """Unknown paths (404) and wrong methods (405) answer in the same {"reason"} shape."""
     try:
         return await handler(request)

@@ -7,13 +7,12 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 
-from aiohttp import web
-
 from managed_ledger.position import Entry
 from protocol import pulsar_api_pb2 as pb
 from protocol.batch import decompress
 from protocol.entry import payload_of, read_metadata
 from protocol.errors import ProtocolError
+from server import web
 from server.topics.topic_base import key_values
 
 from .errors import PRECONDITION_FAILED, RestError

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aiohttp import web
-
+from server import web
 from server.broker_service import MODE_ALL, MODE_NON_PERSISTENT, MODE_PERSISTENT, BrokerService
 from server.policies.namespace_policies import NamespacePolicies, policies_path
 from server.topics.topic_name import TopicName

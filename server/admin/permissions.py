@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from aiohttp import web
+from server import web
 
 from .errors import BAD_REQUEST, PRECONDITION_FAILED, no_content, read_json, require, rest_handler
 from .namespaces import NS, Namespaces

@@ -10,9 +10,8 @@ import json
 import re
 from typing import Any
 
-from aiohttp import web
-
 from protocol import pulsar_api_pb2 as pb
+from server import web
 from server.errors import InvalidTopicName
 from server.topics.schema_registry import SchemaRegistry
 from server.topics.topic_base import key_values

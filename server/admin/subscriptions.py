@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from aiohttp import web
-
 from managed_ledger.position import EARLIEST, LATEST, Entry, Position
+from server import web
 from server.policies.message_expiry import expire_messages
 from server.topics.subscriptions.subscription import Subscription
 from server.topics.topic import Topic

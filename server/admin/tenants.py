@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aiohttp import web
-
+from server import web
 from server.policies.namespace_policies import POLICIES_ROOT
 
 from .clusters import Clusters

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from urllib.parse import unquote_to_bytes
 
-from aiohttp import web
-
+from server import web
 from server.broker_service import BrokerService
 from server.errors import InvalidTopicName
 from server.topics.non_persistent_topic import NonPersistentTopic
@@ -31,7 +30,7 @@ class TopicAccess:
     def name(request: web.Request) -> TopicName:
         info = request.match_info
         try:
-            unquote_to_bytes(info["topic"]).decode()   # aiohttp leaves invalid UTF-8 %-encoded
+            unquote_to_bytes(info["topic"]).decode()   # the router leaves invalid UTF-8 %-encoded
         except UnicodeDecodeError:
             raise RestError(PRECONDITION_FAILED, "Topic name is not valid UTF-8") from None
         try:

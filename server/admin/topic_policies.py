@@ -4,8 +4,7 @@ topic policy endpoints: GET answers the topic's own value (204 when unset) or, w
 
 from __future__ import annotations
 
-from aiohttp import web
-
+from server import web
 from server.policies.topic_policies import TOPIC_SCHEMA_COMPATIBILITY_STRATEGY, TopicPolicies
 from server.topics.schema_registry import SchemaRegistry
 from server.topics.topic_name import TopicName

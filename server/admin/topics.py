@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from aiohttp import web
-
 from managed_ledger.position import Position
+from server import web
 from server.broker_service import MODE_NON_PERSISTENT, MODE_PERSISTENT
 from server.topics.compaction import CompactionInProgress
 from server.topics.topic_name import TopicName

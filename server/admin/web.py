@@ -1,7 +1,7 @@
 """The HTTP side of the broker: the admin REST API, HTTP lookup and Prometheus metrics.
 
-aiohttp serves it in the broker's own event loop: a well-kept async HTTP server with routing,
-keep-alive and request limits that would otherwise be hand-written here.
+server.web serves it in the broker's own event loop: routing, middlewares, keep-alive and
+request limits on h11.
 """
 
 from __future__ import annotations
@@ -10,27 +10,23 @@ import logging
 import socket
 import ssl
 from collections.abc import Sequence
-from typing import Any
 
-from aiohttp import web
-
+from server import web
 from server.broker_service import BrokerService
 from server.security.http_auth import authentication_middleware, authorization_middleware
 
 from . import AdminResources, admin_routes
 from .broker_metrics import StorageRates, broker_lines, process_lines
 from .errors import json_errors
-from .http_log import quiet_client_errors
 from .metrics import render
 
 log = logging.getLogger(__name__)
 
-Middleware = Any   # an aiohttp middleware
 #: A listening socket (None for a port turned off) and its TLS context (None for plain HTTP).
 Listener = tuple[socket.socket | None, ssl.SSLContext | None]
 
 
-def build_app(broker: BrokerService, resources: AdminResources, middlewares: Sequence[Middleware] = (),
+def build_app(broker: BrokerService, resources: AdminResources, middlewares: Sequence[web.Middleware] = (),
               routes: Sequence[web.RouteDef] = ()) -> web.Application:
     """The app; a cluster broker adds its middlewares (redirects to owners) and routes, which
     come first so that they replace the standalone answers of the same paths. Authentication
@@ -45,22 +41,17 @@ def build_app(broker: BrokerService, resources: AdminResources, middlewares: Seq
         return web.Response(text=body, content_type="text/plain", charset="utf-8")
 
     security = broker.config.security
-    app = web.Application(middlewares=[
-        authentication_middleware(broker.authentication, security.authenticate_metrics_endpoint),
-        authorization_middleware(broker.authorization), json_errors, *middlewares])
-    app.add_routes([*routes, web.get("/metrics", metrics), web.get("/metrics/", metrics),
-                    *admin_routes(broker, resources)])
-    return app
+    return web.Application(
+        [*routes, web.get("/metrics", metrics), web.get("/metrics/", metrics), *admin_routes(broker, resources)],
+        [authentication_middleware(broker.authentication, security.authenticate_metrics_endpoint),
+         authorization_middleware(broker.authorization), json_errors, *middlewares])
 
 
 async def start_web(broker: BrokerService, resources: AdminResources, listeners: Sequence[Listener],
-                    middlewares: Sequence[Middleware] = (), routes: Sequence[web.RouteDef] = ()) -> web.AppRunner:
+                    middlewares: Sequence[web.Middleware] = (),
+                    routes: Sequence[web.RouteDef] = ()) -> web.Application:
     """Serve the admin API, lookups and /metrics on each listening socket (bound before storage
-    was opened), with TLS where a context is given."""
-    quiet_client_errors()
-    runner = web.AppRunner(build_app(broker, resources, middlewares, routes), access_log=None)
-    await runner.setup()
-    for sock, context in listeners:
-        if sock is not None:
-            await web.SockSite(runner, sock, ssl_context=context).start()
-    return runner
+    was opened), with TLS where a context is given; stop() ends it."""
+    app = build_app(broker, resources, middlewares, routes)
+    await app.serve((sock, context) for sock, context in listeners if sock is not None)
+    return app

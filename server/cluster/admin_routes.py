@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing import Any, Protocol
 from urllib.parse import quote
 
-from aiohttp import ClientSession, web
+from aiohttp import ClientSession   # as a client only: the web port is server.web's
 
+from server import web
 from server.admin.brokers import redirect_url
 from server.admin.errors import NOT_FOUND, RestError, query_flag, require, rest_handler
 from server.admin.namespaces import NS
@@ -27,18 +28,20 @@ class PartitionCounts(Protocol):
     async def partitioned_count(self, name: TopicName) -> int: ...
 
 
-#: TOPIC_PATH as aiohttp names its routes (canonical: without the domain's pattern).
+#: TOPIC_PATH as the router names its routes (canonical: without the domain's pattern).
 TOPIC_ROUTE = "/admin/v2/{domain}/{tenant}/{namespace}/{topic}"
+
+
+def _canonical(request: web.Request) -> str:
+    return request.route.canonical if request.route is not None else ""
 
 
 def topic_owner_redirects(lookup: ClusterLookup):
     """Middleware: a call on one topic, served by another broker, is redirected there. Calls on
     a partitioned topic's metadata (its partitions, fan-out stats) are served anywhere."""
 
-    @web.middleware
     async def redirect_to_owner(request: web.Request, handler):  # type: ignore[no-untyped-def]
-        route = request.match_info.route.resource
-        canonical = route.canonical if route is not None else ""
+        canonical = _canonical(request)
         if canonical.startswith(TOPIC_ROUTE) and "/partition" not in canonical[len(TOPIC_ROUTE):]:
             try:
                 name = TopicAccess.name(request)
@@ -57,10 +60,8 @@ def partition_deletes(broker: PartitionCounts, me: BrokerAddress):
     partition's ledgers must not be deleted under the broker writing them), as Pulsar's admin
     fans the deletion out; the metadata is then deleted here."""
 
-    @web.middleware
     async def delete_at_owners(request: web.Request, handler):  # type: ignore[no-untyped-def]
-        route = request.match_info.route.resource
-        if request.method == "DELETE" and route is not None and route.canonical == TOPIC_ROUTE + "/partitions":
+        if request.method == "DELETE" and _canonical(request) == TOPIC_ROUTE + "/partitions":
             name = TopicAccess.name(request)
             async with ClientSession() as session:
                 for index in range(await broker.partitioned_count(name)):
@@ -83,10 +84,8 @@ def partition_fan_out(broker: PartitionCounts, me: BrokerAddress):
     each partition's own endpoint, which redirects to the partition's owner, and assembles the
     answers, as Pulsar's admin fans them out (a broker alone sees only its own partitions)."""
 
-    @web.middleware
     async def fan_out(request: web.Request, handler):  # type: ignore[no-untyped-def]
-        route = request.match_info.route.resource
-        canonical = route.canonical if route is not None else ""
+        canonical = _canonical(request)
         call = _FANNED_OUT.get(canonical[len(TOPIC_ROUTE):]) if canonical.startswith(TOPIC_ROUTE) else None
         if call is None:
             return await handler(request)

@@ -76,6 +76,6 @@ async def run_broker(config: BrokerConfig) -> None:
     log.info("pulsard broker stopping")
     server.close()
     await broker.close()
-    await web.cleanup()
+    await web.stop()
     await storage.close()   # ends the ZooKeeper session: the bundles are free at once
     log.info("pulsard broker stopped")

@@ -1,4 +1,4 @@
-"""Authentication and authorization of the web port's requests, as aiohttp middlewares.
+"""Authentication and authorization of the web port's requests, as middlewares of its app.
 
 As Pulsar's web service: with authenticationEnabled every request needs credentials
 (Authorization: Bearer <token> or Basic, or a client certificate on the TLS port) and gets 401
@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import logging
 
-from aiohttp import web
-
+from server import web
 from server.errors import AuthenticationError
 
 from server.topics.topic_name import TopicName
@@ -32,7 +31,6 @@ METRICS_PATHS = ("/metrics", "/metrics/")
 
 
 def authentication_middleware(authentication: Authentication, authenticate_metrics: bool):
-    @web.middleware
     async def authenticate(request: web.Request, handler):
         open_path = request.path in METRICS_PATHS and not authenticate_metrics
         if not authentication.enabled or open_path:
@@ -55,7 +53,6 @@ CLIENT_TOPIC_READS = ("lookup", "partitions", "schema")
 
 
 def authorization_middleware(authorization: Authorization):
-    @web.middleware
     async def authorize(request: web.Request, handler):
         if (not authorization.enabled or ROLE not in request or request.path in METRICS_PATHS
                 or authorization.is_super_user(request[ROLE])):
