@@ -20,7 +20,6 @@ from google.protobuf.message import DecodeError
 from protocol import pulsar_api_pb2 as pb
 from protocol.entry import entry_from_frame_payload
 from protocol.errors import ProtocolError
-from protocol.utf8 import TEXT_TYPES, check_utf8
 
 __all__ = ["Frame", "FrameDecoder", "ProtocolError", "encode_command", "encode_payload_frame"]
 
@@ -36,13 +35,6 @@ _SUBCOMMAND_FIELD = {
     value: pb.BaseCommand.DESCRIPTOR.fields_by_number[value].name
     for value in pb.BaseCommand.Type.values()
 }
-
-
-# Commands that can carry text to check; SEND, MESSAGE, FLOW and PING carry none.
-_TEXT_COMMANDS = frozenset(
-    value for value, name in _SUBCOMMAND_FIELD.items()
-    if pb.BaseCommand.DESCRIPTOR.fields_by_name[name].message_type.full_name in TEXT_TYPES
-)
 
 
 class Frame(NamedTuple):
@@ -172,9 +164,9 @@ def _parse_frame(frame: memoryview) -> Frame:
     cmd_end = _SIZES.size + cmd_size
     if cmd_size == 0 or cmd_end > len(frame):
         raise ProtocolError(f"command size {cmd_size} does not fit a frame of {len(frame) - _U32.size} bytes")
-    try:   # FromString on a bytes copy: the cheapest parse protobuf offers
+    try:   # FromString on a bytes copy: the cheapest parse protobuf offers; it refuses bad UTF-8
         command = _parse_command(bytes(frame[_SIZES.size:cmd_end]))
-    except DecodeError as exc:
+    except (DecodeError, UnicodeDecodeError) as exc:   # the latter from protobuf's pure-Python parser
         raise ProtocolError(f"BaseCommand does not parse: {exc}") from None
     kind = command.type
     field = _SUBCOMMAND_FIELD[kind]
@@ -185,8 +177,6 @@ def _parse_frame(frame: memoryview) -> Frame:
     if not command.HasField("type") or not getattr(command, field).IsInitialized():
         missing = ", ".join(command.FindInitializationErrors())
         raise ProtocolError(f"BaseCommand lacks required fields: {missing}")
-    if kind in _TEXT_COMMANDS:
-        check_utf8(command)
     if kind in PAYLOAD_COMMANDS:
         entry, checksum_ok = entry_from_frame_payload(frame[cmd_end:])
         return Frame(command, entry, checksum_ok)

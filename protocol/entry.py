@@ -16,7 +16,6 @@ from google.protobuf.message import DecodeError
 
 from protocol import pulsar_api_pb2 as pb
 from protocol.errors import ProtocolError
-from protocol.utf8 import check_utf8
 
 _parse_metadata = pb.MessageMetadata.FromString
 
@@ -75,14 +74,13 @@ def verify_checksum(entry: bytes | memoryview) -> bool:
 def read_metadata(entry: bytes | memoryview) -> pb.MessageMetadata:
     """Parse the entry's top-level MessageMetadata (never the batch inside)."""
     end = _metadata_end(entry)
-    try:   # FromString on a small bytes copy: the cheapest parse protobuf offers
+    try:   # FromString on a small bytes copy: the cheapest parse protobuf offers (bad UTF-8 too)
         metadata = _parse_metadata(bytes(entry[METADATA_OFFSET:end]))
-    except DecodeError as exc:
+    except (DecodeError, UnicodeDecodeError) as exc:
         raise ProtocolError(f"MessageMetadata does not parse: {exc}") from None
     if not metadata.IsInitialized():
         missing = ", ".join(metadata.FindInitializationErrors())
         raise ProtocolError(f"MessageMetadata lacks required fields: {missing}")
-    check_utf8(metadata)
     return metadata
 
 

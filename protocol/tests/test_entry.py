@@ -81,5 +81,5 @@ def test_metadata_missing_required_fields() -> None:
 
 def test_metadata_with_invalid_utf8() -> None:
     entry = make_entry(metadata(partition_key="k\x01"), b"")
-    with pytest.raises(ProtocolError, match="partition_key is not valid UTF-8"):
+    with pytest.raises(ProtocolError, match="bad UTF-8"):
         read_metadata(entry.replace(b"k\x01", b"k\xfe"))
