@@ -8,7 +8,9 @@ The CRC covers ledger id, entry id and data, so a torn or zero-filled tail fails
 is cut on recovery. One writer thread owns the open file: it takes everything queued, waits at
 most ``max_group_wait_ms`` for company (or until ``buffered_writes_threshold`` bytes), writes
 the group with one call, fsyncs once, and hands the whole group back to the event loop with a
-single ``call_soon_threadsafe``. Files rotate past ``journal_max_file_size``; a group never
+single ``call_soon_threadsafe``. It waits for company only when the last group had some: a
+lone writer (one batching producer with a batch in flight) would otherwise wait the whole
+time on every round trip, for nobody. Files rotate past ``journal_max_file_size``; a group never
 straddles two files, and a new file's directory entry is fsynced before anything in it is
 acknowledged.
 
@@ -209,6 +211,8 @@ class JournalWriter:
         #: When the oldest queued add arrived: a group waits for company only until it has
         #: waited max_group_wait_ms (adds that queued up during the last fsync go at once).
         self._oldest_enqueued_at = 0.0
+        #: Whether the last group had more than one item: company is likely, worth a wait.
+        self._company_expected = False
         self._writer_idle = False
         self._stopping = False
         #: Ledgers that lost an add (writer thread only): their later adds fail too.
@@ -307,7 +311,8 @@ class JournalWriter:
 
     def _take_group(self) -> tuple[list[JournalItem], int]:
         """Block for the first item, then gather more until the oldest has waited
-        max_group_wait_ms or the group reaches buffered_writes_threshold bytes."""
+        max_group_wait_ms (none after a group of one) or the group reaches
+        buffered_writes_threshold bytes."""
         config = self._config
         with self._cond:
             while not self._queue:
@@ -316,7 +321,8 @@ class JournalWriter:
                 self._writer_idle = True
                 self._cond.wait()
                 self._writer_idle = False
-            deadline = self._oldest_enqueued_at + config.max_group_wait_ms / 1000.0
+            wait_s = config.max_group_wait_ms / 1000.0 if self._company_expected else 0.0
+            deadline = self._oldest_enqueued_at + wait_s
             while self._queued_bytes < config.buffered_writes_threshold and not self._stopping:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -324,6 +330,7 @@ class JournalWriter:
                 self._cond.wait(remaining)
             group = list(self._queue)
             self._queue.clear()
+            self._company_expected = len(group) > 1
             group_bytes = self._queued_bytes
             self._queued_bytes = 0
         return group, group_bytes

@@ -56,6 +56,15 @@ async def test_buffered_writes_threshold_commits_early(tmp_path: Path) -> None:
                                timeout=5)
 
 
+async def test_a_lone_writer_does_not_wait_for_company(tmp_path: Path) -> None:
+    async with open_bookkeeper(tmp_path, max_group_wait_ms=10_000) as bk:
+        ledger = await bk.create_ledger()
+        # one add at a time, each awaited: a 10 s wait for company would time the test out
+        for i in range(5):
+            assert await asyncio.wait_for(ledger.add_entry(b"alone-%d" % i), timeout=5) == i
+        assert bk.bookie.journal.groups >= 5
+
+
 async def test_unsynced_journal_still_stores(tmp_path: Path) -> None:
     async with open_bookkeeper(tmp_path, sync_data=False) as bk:
         ledger = await bk.create_ledger()
