@@ -8,8 +8,8 @@ Builds benchmarks/loadgen (pulsar-client-go v0.19.0), starts pulsard and the ref
 (compat_tests/reference/pulsar_shim.py, journalSyncData=true) on free loopback ports, then runs
 each case against one broker and then the other (the order rotating), for --rounds rounds, on fresh topics each time.
 Per case it records msg/s, publish latency percentiles, broker CPU per message (utime+stime from
-/proc/PID/stat over the case) and the broker's peak RSS; it prints medians and pulsard/Pulsar
-ratios. The fixed-rate case runs at half of pulsard's max unbatched rate in round 1, on both.
+/proc/PID/stat over the case), the load tool's CPU per message (the client's share of the two
+cores) and the broker's peak RSS; it prints medians and pulsard/Pulsar ratios. The fixed-rate case runs at half of pulsard's max unbatched rate in round 1, on both.
 If the reference cannot start (no jars, no java), pulsard runs alone and the reason is printed.
 The broker's sources are byte-compiled first, as an installed package is (see startup.py).
 --baseline DIR adds a third broker, pulsard from another source tree (`git archive C | tar -x`),
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -98,11 +99,18 @@ def build_loadgen(out: Path) -> Path:
     return binary
 
 
+def children_cpu_seconds() -> float:
+    """User+system CPU seconds of this process's waited-for children (the load tool's runs)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_case(loadgen: Path, broker: _broker.Broker, args: list[str]) -> dict[str, float]:
-    cpu_before = cpu_seconds(broker.pid)
+    cpu_before, client_before = cpu_seconds(broker.pid), children_cpu_seconds()
     with PeakRss(broker) as rss:
         proc = subprocess.run([str(loadgen), *args, "-url", broker.service_url],
                               capture_output=True, text=True, timeout=900)
+    client_cpu = children_cpu_seconds() - client_before
     user, system = (after - before for after, before in zip(cpu_seconds(broker.pid), cpu_before))
     if proc.returncode != 0:
         raise RuntimeError(f"loadgen {' '.join(args)} failed: {proc.stderr.strip()[-2000:]}")
@@ -110,6 +118,7 @@ def run_case(loadgen: Path, broker: _broker.Broker, args: list[str]) -> dict[str
     result = {k: float(v) for k, v in (kv.split("=") for kv in line.split())}
     result["cpu_us"] = (user + system) / result["msgs"] * 1e6
     result["sys_us"] = system / result["msgs"] * 1e6
+    result["client_us"] = client_cpu / result["msgs"] * 1e6
     result["rss_mib"] = rss.peak_kib / 1024
     return result
 
@@ -142,12 +151,14 @@ def median(results: list[dict], key: str) -> float:
 
 def report(names: list[str], results: dict[str, dict[str, list[dict]]], brokers: list[str]) -> None:
     cols = ("rate", "cpu_us", "p99_ms", "rss_mib")
-    print(f"\n{'case':22} {'broker':8} {'msg/s':>9} {'cpu us/msg':>10} {'p50 ms':>8} {'p99 ms':>8} {'peak RSS':>9}")
+    print(f"\n{'case':22} {'broker':8} {'msg/s':>9} {'cpu us/msg':>10} {'client us':>9} {'p50 ms':>8} "
+          f"{'p99 ms':>8} {'peak RSS':>9}")
     for name in names:
         for b in brokers:
             rs = results[b][name]
             if rs:
                 print(f"{name:22} {b:8} {median(rs, 'rate'):9,.0f} {median(rs, 'cpu_us'):10.1f} "
+                      f"{median(rs, 'client_us'):9.1f} "
                       f"{median(rs, 'p50_ms') if 'p50_ms' in rs[0] else 0:8.1f} "
                       f"{median(rs, 'p99_ms') if 'p99_ms' in rs[0] else 0:8.1f} {median(rs, 'rss_mib'):8.0f}M")
         for other in ("pulsar", "before"):
@@ -221,7 +232,8 @@ def main(argv=None) -> int:
                         r = run_case(loadgen, brokers[b], case_args)
                         results[b].setdefault(name, []).append(r)
                         print(f"round {round_no + 1} {name:22} {b:8} {r['rate']:9,.0f} msg/s "
-                              f"{r['cpu_us']:6.1f} us/msg ({r['sys_us']:.1f} sys) p99 {r.get('p99_ms', 0):7.1f} ms "
+                              f"{r['cpu_us']:6.1f} us/msg ({r['sys_us']:.1f} sys, client {r['client_us']:.1f}) "
+                              f"p99 {r.get('p99_ms', 0):7.1f} ms "
                               f"rss {r['rss_mib']:.0f}M", flush=True)
             fixed = f"fixed rate {fixed_rate:,.0f} msg/s; " if fixed_rate else ""
             print(f"\nmedians of {args.rounds} rounds; {fixed}load average after: {os.getloadavg()}")

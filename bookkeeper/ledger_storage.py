@@ -176,6 +176,7 @@ class EntryLogStorage:
                     self.index.extend(ledger_id, words, summary)
             if self._flushing is snapshot:
                 self._flushing = None
+        snapshot.clear()   # freeing a few hundred thousand entries here spares the event loop
 
     def flush_all(self) -> None:
         """Flush the active cache from the storage thread itself (start-up replay)."""

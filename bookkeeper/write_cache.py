@@ -58,6 +58,10 @@ class WriteCache:
             return None
         return cached.entries[entry_id - cached.first_entry_id]
 
+    def clear(self) -> None:
+        self._ledgers = {}
+        self.size = 0
+
     def drop(self, ledger_id: int) -> None:
         cached = self._ledgers.pop(ledger_id, None)
         if cached is not None:
