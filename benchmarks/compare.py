@@ -73,6 +73,11 @@ def cpu_seconds(pid: int) -> tuple[float, float]:
     return int(fields[11]) / TICKS, int(fields[12]) / TICKS   # utime, stime
 
 
+def minor_faults(pid: int) -> int:
+    """Page faults of a process so far that needed no I/O (fresh or reclaimed memory)."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[7])
+
+
 class PeakRss:
     """Samples VmRSS of a broker every 100 ms while a case runs."""
 
@@ -119,11 +124,13 @@ def run_case(loadgen: Path, broker: _broker.Broker, args: list[str],
         os.kill(other.pid, signal.SIGSTOP)
     try:
         cpu_before, client_before = cpu_seconds(broker.pid), children_cpu_seconds()
+        faults_before = minor_faults(broker.pid)
         with PeakRss(broker) as rss:
             proc = subprocess.run([str(loadgen), *args, "-url", broker.service_url],
                                   capture_output=True, text=True, timeout=900)
         client_cpu = children_cpu_seconds() - client_before
         user, system = (after - before for after, before in zip(cpu_seconds(broker.pid), cpu_before))
+        faults = minor_faults(broker.pid) - faults_before
         others_cpu = sum(sum(cpu_seconds(other.pid)) for other in others) - others_before
     finally:
         for other in others:
@@ -136,6 +143,7 @@ def run_case(loadgen: Path, broker: _broker.Broker, args: list[str],
     result["sys_us"] = system / result["msgs"] * 1e6
     result["client_us"] = client_cpu / result["msgs"] * 1e6
     result["others_s"] = others_cpu
+    result["faults"] = faults
     result["rss_mib"] = rss.peak_kib / 1024
     return result
 
@@ -252,6 +260,7 @@ def main(argv=None) -> int:
                         print(f"round {round_no + 1} {name:22} {b:8} {r['rate']:9,.0f} msg/s "
                               f"{r['cpu_us']:6.1f} us/msg ({r['sys_us']:.1f} sys, client {r['client_us']:.1f}) "
                               f"p99 {r.get('p99_ms', 0):7.1f} ms idle brokers {r['others_s']:.1f} s "
+                              f"{r['faults'] / r['msgs']:.2f} faults/msg "
                               f"rss {r['rss_mib']:.0f}M", flush=True)
             fixed = f"fixed rate {fixed_rate:,.0f} msg/s; " if fixed_rate else ""
             print(f"\nmedians of {args.rounds} rounds; {fixed}load average after: {os.getloadavg()}")
