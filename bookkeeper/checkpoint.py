@@ -70,8 +70,7 @@ class Checkpointer:
                 if snapshot is None and mark == self._last_mark:
                     return
             try:
-                await self._loop.run_in_executor(self._thread, self._run, snapshot, mark,
-                                                 GiveWay() if give_way else None)
+                await self._loop.run_in_executor(self._thread, self._run, snapshot, mark, give_way)
             except OSError:
                 logger.exception("checkpoint failed; the journal keeps everything meanwhile")
                 self._failed_mark = mark
@@ -112,10 +111,9 @@ class Checkpointer:
 
     # ---- storage thread ------------------------------------------------------------------
 
-    def _run(self, snapshot: WriteCache | None, mark: LastLogMark,
-             pause: Callable[[], None] | None) -> None:
-        if snapshot is not None:
-            self._storage.flush(snapshot, pause)
+    def _run(self, snapshot: WriteCache | None, mark: LastLogMark, give_way: bool) -> None:
+        if snapshot is not None:   # GiveWay made here: it measures this thread's CPU time
+            self._storage.flush(snapshot, GiveWay() if give_way else None)
         if mark != self._last_mark:
             write_mark(self._storage.directory, mark)
             self._last_mark = mark
