@@ -32,6 +32,10 @@ class BookieConfig:
     #: zero-filled ahead of the writes, so fsyncs need not grow the file. 0 turns it off.
     journal_preallocation_size: int = field(
         default=4 * MB, metadata=conf_key("journalPreAllocSizeMB", MB))
+    #: drop journal pages from the page cache once synced: they are read only by recovery,
+    #: and new writes then reuse pages the kernel just freed instead of fresh memory.
+    journal_remove_from_page_cache: bool = field(
+        default=True, metadata=conf_key("journalRemoveFromPageCache"))
     #: threads serving reads from disk.
     read_threads: int = field(default=4, metadata=conf_key("numReadWorkerThreads"))
     #: entry logs rotate past this size.

@@ -46,6 +46,8 @@ RECORD_HEADER = struct.Struct(">IIQQ")
 HEADER_SIZE = RECORD_HEADER.size
 _ID_FIELDS = struct.Struct(">QQ")
 JOURNAL_SUFFIX = ".journal"
+_PAGE = 4096
+_DROP_STEP = 1024 * 1024
 
 
 def journal_file_name(file_id: int) -> str:
@@ -223,6 +225,8 @@ class JournalWriter:
         #: Bytes of the current file already zero-filled ahead of the writes: overwriting
         #: allocated blocks makes each fdatasync cheaper than growing the file would.
         self._allocated = 0
+        #: Where the synced pages already dropped from the page cache end.
+        self._dropped = 0
         self.current_file_id = first_file_id - 1
         #: fsyncs issued and groups committed, for tests and metrics.
         self.syncs = 0
@@ -362,7 +366,18 @@ class JournalWriter:
                 os.fdatasync(self._fd)
                 self.sync_latency.record(time.monotonic() - started)
                 self.syncs += 1
+                if self._config.journal_remove_from_page_cache:
+                    self._drop_synced_pages()
         self.groups += 1
+
+    def _drop_synced_pages(self) -> None:
+        """Drop whole synced pages behind the write position from the page cache, a MiB or
+        more at a time (the page being written stays: a write into a dropped page would read
+        it back first)."""
+        end = self._file_size & ~(_PAGE - 1)
+        if end - self._dropped >= _DROP_STEP:
+            os.posix_fadvise(self._fd, self._dropped, end - self._dropped, os.POSIX_FADV_DONTNEED)
+            self._dropped = end
 
     def _preallocate(self) -> None:
         """Zero-fill the next chunk past the written end (synced with the group's data)."""
@@ -379,6 +394,7 @@ class JournalWriter:
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         self._file_size = 0
         self._allocated = 0
+        self._dropped = 0
         fsync_directory(self._directory)
         logger.debug("journal now writing %s", path)
 

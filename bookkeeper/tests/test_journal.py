@@ -205,3 +205,38 @@ async def test_preallocated_space_is_not_mistaken_for_data(tmp_path: Path) -> No
         snapshot = current.read_bytes()
     current.write_bytes(snapshot)
     assert await _recovered_entries(tmp_path, ledger.ledger_id) == [b"e%d" % i for i in range(10)]
+
+
+async def test_synced_journal_pages_leave_the_page_cache(tmp_path: Path, monkeypatch) -> None:
+    dropped: list[tuple[int, int]] = []
+    real_fadvise = os.posix_fadvise
+
+    def recording(fd: int, offset: int, length: int, advice: int) -> None:
+        if advice == os.POSIX_FADV_DONTNEED:
+            dropped.append((offset, length))
+        real_fadvise(fd, offset, length, advice)
+
+    monkeypatch.setattr(journal_module.os, "posix_fadvise", recording)
+    async with open_bookkeeper(tmp_path) as bk:
+        ledger = await bk.create_ledger()
+        data = [bytes([i]) * 300_000 for i in range(10)]   # about 3 MB, one add at a time
+        for entry in data:
+            await ledger.add_entry(entry)
+        written = journal_files(tmp_path)[-1]
+        assert dropped, "no synced journal pages were dropped"
+        ends = [offset + length for offset, length in dropped]
+        assert [offset for offset, _ in dropped] == [0, *ends[:-1]]   # contiguous, in order
+        assert all(end % 4096 == 0 for end in ends)
+        assert ends[-1] <= sum(HEADER_SIZE + len(entry) for entry in data)   # only written pages
+        assert await ledger.read_entries(0, 9) == data
+    assert written.exists()
+
+
+async def test_journal_pages_stay_cached_when_configured(tmp_path: Path, monkeypatch) -> None:
+    calls: list[int] = []
+    monkeypatch.setattr(journal_module.os, "posix_fadvise", lambda *args: calls.append(1))
+    async with open_bookkeeper(tmp_path, journal_remove_from_page_cache=False) as bk:
+        ledger = await bk.create_ledger()
+        for i in range(10):
+            await ledger.add_entry(bytes([i]) * 300_000)
+    assert calls == []
