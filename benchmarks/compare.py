@@ -9,7 +9,8 @@ Builds benchmarks/loadgen (pulsar-client-go v0.19.0), starts pulsard and the ref
 each case against one broker and then the other (the order rotating), for --rounds rounds, on fresh topics each time.
 Per case it records msg/s, publish latency percentiles, broker CPU per message (utime+stime from
 /proc/PID/stat over the case), the load tool's CPU per message (the client's share of the two
-cores) and the broker's peak RSS; it prints medians and pulsard/Pulsar ratios. The fixed-rate case runs at half of pulsard's max unbatched rate in round 1, on both.
+cores) and the broker's peak RSS; it prints medians and pulsard/Pulsar ratios. The fixed-rate
+case runs at half of pulsard's max unbatched rate in round 1, on both.
 If the reference cannot start (no jars, no java), pulsard runs alone and the reason is printed.
 The broker's sources are byte-compiled first, as an installed package is (see startup.py).
 --baseline DIR adds a third broker, pulsard from another source tree (`git archive C | tar -x`),
@@ -67,15 +68,20 @@ class Baseline(_broker.Broker):
                 *cmd[cmd.index("standalone"):]]
 
 
+def _stat_fields(pid: int) -> list[str]:
+    """/proc/PID/stat's fields after the command name (which may hold spaces)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def cpu_seconds(pid: int) -> tuple[float, float]:
     """(user, system) CPU seconds of a process so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    fields = _stat_fields(pid)
     return int(fields[11]) / TICKS, int(fields[12]) / TICKS   # utime, stime
 
 
 def minor_faults(pid: int) -> int:
     """Page faults of a process so far that needed no I/O (fresh or reclaimed memory)."""
-    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[7])
+    return int(_stat_fields(pid)[7])   # minflt
 
 
 class PeakRss:
@@ -255,7 +261,7 @@ def main(argv=None) -> int:
                     order = order[round_no % len(order):] + order[:round_no % len(order)]
                     for b in order:
                         r = run_case(loadgen, brokers[b], case_args,
-                                     [other for name, other in brokers.items() if name != b])
+                                     [other for key, other in brokers.items() if key != b])
                         results[b].setdefault(name, []).append(r)
                         print(f"round {round_no + 1} {name:22} {b:8} {r['rate']:9,.0f} msg/s "
                               f"{r['cpu_us']:6.1f} us/msg ({r['sys_us']:.1f} sys, client {r['client_us']:.1f}) "

@@ -108,8 +108,9 @@ class EntryLogWriter:
             headers = [pack(len(data), crc, ledger_id, entry_id) for data, crc, entry_id
                        in zip(chunk, crcs[start:stop], range(first_entry_id + start, first_entry_id + stop))]
             self._pending.extend(chain.from_iterable(zip(headers, chunk)))
-            self._pending_bytes += record_ends[stop] - record_ends[start]
-            self._size += record_ends[stop] - record_ends[start]
+            chunk_bytes = record_ends[stop] - record_ends[start]
+            self._pending_bytes += chunk_bytes
+            self._size += chunk_bytes
             self._sizes[self.current_log_id] = self._size
             if runs and runs[-1][0] == self.current_log_id:
                 runs[-1][1].extend(offsets)

@@ -59,10 +59,6 @@ def record_crc(ledger_id: int, entry_id: int, data: bytes | memoryview) -> int:
     return crc32c.crc32c(data, crc32c.crc32c(_ID_FIELDS.pack(ledger_id, entry_id)))
 
 
-def encode_header(ledger_id: int, entry_id: int, data: bytes) -> bytes:
-    return RECORD_HEADER.pack(len(data), record_crc(ledger_id, entry_id, data), ledger_id, entry_id)
-
-
 def record_crc_ok(record: memoryview | bytes) -> bool:
     """True when a whole record (header + data) carries a matching CRC."""
     crc = struct.unpack_from(">I", record, 4)[0]

@@ -216,7 +216,8 @@ class LedgerIndex:
     def extend(self, ledger_id: int, words: array, summary: tuple[int, collections.Counter[int]]
                ) -> None:
         """Append locations (already persisted) for the next entries of a ledger; ``summary``
-        is ``summarize(words)``, computed before taking the lock."""
+        is their (data bytes, record bytes per log), as ``summarize(words)`` gives it, computed
+        before taking the lock."""
         entries = self._ledgers.get(ledger_id)
         if entries is None:
             entries = self._ledgers[ledger_id] = LedgerEntries(array("Q"), 0)

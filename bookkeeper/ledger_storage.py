@@ -18,9 +18,9 @@ import collections
 import logging
 import os
 import threading
-from typing import Callable
 from array import array
 from pathlib import Path
+from typing import Callable
 
 from .entry_log import EntryLogWriter, LogIds, list_entry_logs, open_log, read_run
 from .errors import NoSuchEntryError

@@ -11,7 +11,7 @@ import pytest
 from bookkeeper.entry_log import (EntryLogGoneError, EntryLogWriter, LogIds, entry_log_name,
                                   list_entry_logs, open_log, read_record)
 from bookkeeper.errors import EntryCorruptedError
-from bookkeeper.journal import HEADER_SIZE, encode_header, record_crc
+from bookkeeper.journal import HEADER_SIZE, RECORD_HEADER, record_crc
 from bookkeeper.ledger_index import RECORD_SIZE, EntryLocation, LedgerIndex, encode_locations, encode_runs
 
 
@@ -45,7 +45,7 @@ def test_a_run_of_records_splits_at_the_size_limit_and_reads_back(tmp_path: Path
         fd = open_log(tmp_path, location.log_id)
         try:
             record = read_record(fd, 5, entry_id, location.offset, location.length)
-            assert record == encode_header(5, entry_id, data) + data
+            assert record == RECORD_HEADER.pack(len(data), record_crc(5, entry_id, data), 5, entry_id) + data
         finally:
             os.close(fd)
 
