@@ -75,6 +75,7 @@ ORIGINAL_PWRITE_ALL = entry_log.pwrite_all
 #: Crash point -> (owner, attribute) replaced by a SIGKILL (or by a wrapper that dies after).
 TARGETS = {
     "flush-before-index": (LedgerIndex, "persist", die),
+    "flush-between-chunks": (checkpoint, "GiveWay", lambda: die),   # a flush's first pause
     "checkpoint-before-mark": (checkpoint, "write_mark", die),
     "checkpoint-before-trim": (checkpoint, "trim_journal", die),
     "recovery-before-mark": (bookie, "write_mark", die),
