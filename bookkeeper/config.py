@@ -30,8 +30,10 @@ class BookieConfig:
     #: mark are deleted.
     journal_max_file_size: int = field(default=256 * MB, metadata=conf_key("journalMaxSizeMB", MB))
     #: zero-filled ahead of the writes, so fsyncs need not grow the file. 0 turns it off.
+    #: Small slices: the fsync that carries a slice's zeros pays for them (4 MiB was a
+    #: 15-30 ms stall every 4 MiB of journal, the p99 of unbatched sends at 25k msg/s).
     journal_preallocation_size: int = field(
-        default=4 * MB, metadata=conf_key("journalPreAllocSizeMB", MB))
+        default=MB // 4, metadata=conf_key("journalPreAllocSizeMB", MB))
     #: drop journal pages from the page cache once synced: they are read only by recovery,
     #: and new writes then reuse pages the kernel just freed instead of fresh memory.
     journal_remove_from_page_cache: bool = field(
