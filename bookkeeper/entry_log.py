@@ -24,6 +24,8 @@ logger = logging.getLogger(__name__)
 LOG_SUFFIX = ".log"
 #: Bytes gathered before one pwrite while appending.
 _WRITE_CHUNK = 1024 * 1024
+#: Records per slice of a pass over a whole ledger's cached entries (a fraction of a ms each).
+_PASS_SLICE = 8192
 
 
 class EntryLogGoneError(Exception):
@@ -90,10 +92,10 @@ class EntryLogWriter:
         A checkpoint writes hundreds of thousands of records while the event loop shares the
         interpreter with it: a few list passes per chunk of up to ``_WRITE_CHUNK`` bytes cost
         far less than a call per record, and ``pause`` (see give_way.py) runs after each
-        chunk is written. Offsets live in arrays: a list of ints for a whole cache would
+        chunk is written and between slices of the pass that sizes the records. Offsets live in arrays: a list of ints for a whole cache would
         briefly cost more memory than the records' headers."""
         pack = RECORD_HEADER.pack
-        record_ends = array("Q", accumulate((HEADER_SIZE + len(data) for data in entries), initial=0))
+        record_ends = _record_ends(entries, pause)
         runs: list[tuple[int, array]] = []
         start = 0
         while start < len(entries):
@@ -234,3 +236,16 @@ def remove_logs(directory: Path, log_ids: Iterable[int]) -> None:
             pass
     if removed:
         fsync_directory(directory)
+
+
+def _record_ends(entries: Sequence[bytes], pause: Callable[[], None] | None) -> array:
+    """Where each record ends, counted from where the first starts (0 first): built a slice
+    at a time with ``pause`` between, as one pass over a full cache held the interpreter for
+    ~15 ms."""
+    ends = array("Q", [0])
+    for low in range(0, len(entries), _PASS_SLICE):
+        ends[-1:] = array("Q", accumulate((HEADER_SIZE + len(data) for data in entries[low:low + _PASS_SLICE]),
+                                          initial=ends[-1]))
+        if pause is not None:
+            pause()
+    return ends

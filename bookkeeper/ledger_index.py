@@ -23,6 +23,7 @@ import threading
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from .journal import HEADER_SIZE, fsync_directory, pwrite_all
 
@@ -54,10 +55,11 @@ def _decode(words: array, entry_id: int) -> EntryLocation:
     return EntryLocation((first >> 32) - 1, words[2 * entry_id + 1], first & _LENGTH_MASK)
 
 
-def encode_runs(runs: list[tuple[int, array]], entries: list[bytes]
-                ) -> tuple[array, collections.Counter[int]]:
+def encode_runs(runs: list[tuple[int, array]], entries: list[bytes],
+                pause: Callable[[], None] | None = None) -> tuple[array, collections.Counter[int]]:
     """Words for consecutive entries written as ``EntryLogWriter.append_records`` placed them,
-    and the record bytes they added per log (built with slices, not a call per entry)."""
+    and the record bytes they added per log (built with slices, not a call per entry, and
+    ``pause`` between slices: a checkpoint gives way to the event loop with it)."""
     words = array("Q", bytes(16 * len(entries)))
     live: collections.Counter[int] = collections.Counter()
     start = 0
@@ -67,6 +69,8 @@ def encode_runs(runs: list[tuple[int, array]], entries: list[bytes]
         for low in range(start, stop, _ENCODE_SLICE):   # bounded lists of ints
             high = min(low + _ENCODE_SLICE, stop)
             words[2 * low : 2 * high : 2] = array("Q", [tag | len(data) for data in entries[low:high]])
+            if pause is not None:
+                pause()
         words[2 * start + 1 : 2 * stop : 2] = offsets
         live[log_id] += offsets[-1] + HEADER_SIZE + len(entries[stop - 1]) - offsets[0]
         start = stop

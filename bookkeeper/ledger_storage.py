@@ -164,7 +164,7 @@ class EntryLogStorage:
                 continue
             runs = self.flush_writer.append_records(ledger_id, cached.first_entry_id, cached.entries,
                                                     cached.crcs, pause)
-            words, live = encode_runs(runs, cached.entries)
+            words, live = encode_runs(runs, cached.entries, pause)
             written.append((ledger_id, cached.first_entry_id, words, (cached.total_size, live)))
         self.flush_writer.sync()
         for ledger_id, first_entry_id, words, _ in written:
@@ -176,7 +176,7 @@ class EntryLogStorage:
                     self.index.extend(ledger_id, words, summary)
             if self._flushing is snapshot:
                 self._flushing = None
-        snapshot.clear()   # freeing a few hundred thousand entries here spares the event loop
+        snapshot.clear(pause)   # freeing a few hundred thousand entries here spares the event loop
 
     def flush_all(self) -> None:
         """Flush the active cache from the storage thread itself (start-up replay)."""

@@ -9,7 +9,10 @@ at the written copies, reads (tailing or not) are served from here.
 from __future__ import annotations
 
 from array import array
-from typing import Iterator
+from typing import Callable, Iterator
+
+#: Entries freed per slice when a flushed cache is cleared.
+_FREE_SLICE = 8192
 
 
 class CachedLedger:
@@ -58,7 +61,14 @@ class WriteCache:
             return None
         return cached.entries[entry_id - cached.first_entry_id]
 
-    def clear(self) -> None:
+    def clear(self, pause: Callable[[], None] | None = None) -> None:
+        """Free the entries, a slice at a time with ``pause`` between (freeing a full cache at
+        once holds the interpreter for several ms)."""
+        for cached in self._ledgers.values():
+            while cached.entries:
+                del cached.entries[-_FREE_SLICE:]
+                if pause is not None:
+                    pause()
         self._ledgers = {}
         self.size = 0
 

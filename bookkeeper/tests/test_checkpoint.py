@@ -168,3 +168,23 @@ async def test_a_checkpoint_gives_way_between_chunks_but_not_at_shutdown(tmp_pat
     async with open_bookkeeper(tmp_path) as bk:
         reopened = await bk.open_ledger(ledger_id)
         assert await reopened.read_entries(0, 59) == big + big
+
+
+async def test_a_checkpoint_of_many_small_entries_gives_way_within_its_passes(tmp_path: Path,
+                                                                             monkeypatch) -> None:
+    """Small entries fit one write chunk, but sizing their records, encoding their index words
+    and freeing them are passes over every entry: each gives way a slice at a time."""
+    pauses: list[int] = []
+
+    class CountingGiveWay:
+        def __call__(self) -> None:
+            pauses.append(1)
+
+    monkeypatch.setattr(checkpoint_module, "GiveWay", CountingGiveWay)
+    small = [b"%010d" % i for i in range(20_000)]   # 0.7 MB of records: one write chunk
+    async with open_bookkeeper(tmp_path) as bk:
+        ledger = await bk.create_ledger()
+        await asyncio.gather(*[ledger.add_entry(data) for data in small])
+        await bk.bookie.checkpointer.checkpoint()
+        assert len(pauses) >= 3 * 3   # three passes, each in slices of at most 8192 entries
+        assert await ledger.read_entries(0, len(small) - 1) == small
