@@ -62,6 +62,11 @@ class BrokerConfig:
     active_consumer_failover_delay_time_millis: int = field(
         default=1000, metadata=conf_key("activeConsumerFailoverDelayTimeMillis"))
     dispatcher_max_read_batch_size: int = field(default=100, metadata=conf_key("dispatcherMaxReadBatchSize"))
+    dispatcher_max_read_size_bytes: int = field(
+        default=5 * 1024 * 1024, metadata=conf_key("dispatcherMaxReadSizeBytes"))
+    #: permits count messages, not entries, when sizing reads and sending (see ReadLimits).
+    precise_dispatcher_flow_control: bool = field(
+        default=False, metadata=conf_key("preciseDispatcherFlowControl"))
     stats_update_frequency_in_secs: int = field(default=60, metadata=conf_key("statsUpdateFrequencyInSecs"))
     subscription_key_shared_use_consistent_hashing: bool = field(
         default=False, metadata=conf_key("subscriptionKeySharedUseConsistentHashing"))

@@ -22,6 +22,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
         "BACKWARD_TRANSITIVE", "FORWARD_TRANSITIVE", "FULL_TRANSITIVE"),
 }
 _POSITIVE_KEYS = ("maxMessageSize", "defaultNumPartitions", "keepAliveIntervalSeconds", "dispatcherMaxReadBatchSize",
+                  "dispatcherMaxReadSizeBytes",
                   "statsUpdateFrequencyInSecs", "managedLedgerMaxEntriesPerLedger")
 
 

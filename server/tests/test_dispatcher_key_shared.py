@@ -11,6 +11,7 @@ from protocol.entry import make_entry
 from server.config import BrokerConfig
 from server.topics.stats import TopicStats
 from server.topics.subscriptions.consumer import Consumer
+from server.topics.subscriptions.dispatcher import ReadLimits
 from server.topics.subscriptions.dispatcher_key_shared import (KeySharedDispatcher, LookAheadLimits,
                                                                keyed_entry)
 from server.topics.subscriptions.key_shared_selector import AutoSplitSelector, sticky_key_hash
@@ -104,7 +105,7 @@ class Harness:
         self.cursor = MemoryCursor()
         self.subscription = FakeSubscription(self.cursor)
         meta = pb.KeySharedMeta(keySharedMode=pb.AUTO_SPLIT, allowOutOfOrderDelivery=allow_out_of_order)
-        self.dispatcher = KeySharedDispatcher(self.subscription, 100, meta, AutoSplitSelector(), look_ahead)
+        self.dispatcher = KeySharedDispatcher(self.subscription, ReadLimits(), meta, AutoSplitSelector(), look_ahead)
         self.payload_of = {}
 
     def consumer(self, name: str, permits: int = 100) -> Consumer:

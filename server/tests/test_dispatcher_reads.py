@@ -8,6 +8,7 @@ from managed_ledger.position import Entry, Position
 from protocol import pulsar_api_pb2 as pb
 from protocol.entry import make_entry
 from server.topics.subscriptions.consumer import Consumer
+from server.topics.subscriptions.dispatcher import ReadLimits
 from server.topics.subscriptions.dispatcher_single_active import SingleActiveConsumerDispatcher
 
 from .test_dispatcher_key_shared import FakeSubscription, RecordingConnection, settle
@@ -22,11 +23,13 @@ class CountingCursor:
             for i, n in enumerate(batch_sizes)]
         self.next_index = 0
         self.entries_read = 0
+        self.read_sizes: list[int] = []
 
     async def read_entries_or_wait(self, max_entries: int) -> list[Entry]:
         batch = self.entries[self.next_index:self.next_index + max_entries]
         self.next_index += len(batch)
         self.entries_read += len(batch)
+        self.read_sizes.append(len(batch))
         if not batch:
             await asyncio.Event().wait()   # the end of the log: park until cancelled
         return batch
@@ -44,16 +47,20 @@ class CountingCursor:
         return False
 
 
-async def drain_like_the_go_client(batch_sizes: list[int], queue: int) -> CountingCursor:
-    """A consumer with a receiver queue of `queue` messages that hands permits back in halves."""
+async def drain_like_the_go_client(batch_sizes: list[int], queue: int,
+                                   limits: ReadLimits = ReadLimits()) -> tuple[CountingCursor, int]:
+    """A consumer with a receiver queue of `queue` messages that hands permits back in halves;
+    returns the cursor and the most messages the consumer was sent beyond its permits."""
     cursor = CountingCursor(batch_sizes)
-    dispatcher = SingleActiveConsumerDispatcher(FakeSubscription(cursor), 100, pb.CommandSubscribe.Exclusive, -1, 0)
+    dispatcher = SingleActiveConsumerDispatcher(FakeSubscription(cursor), limits, pb.CommandSubscribe.Exclusive, -1, 0)
     consumer = Consumer(1, "c", dispatcher.subscription, RecordingConnection(), pb.CommandSubscribe.Exclusive)
     dispatcher.add_consumer(consumer)
     dispatcher.flow(consumer, queue)
     returned = 0
+    overdrawn = 0
     for _ in range(10 * len(batch_sizes)):
         await settle()
+        overdrawn = max(overdrawn, -consumer.permits)
         consumed = sum(batch_sizes[:len(consumer.connection.bodies)])
         if consumed - returned >= queue // 2:
             dispatcher.flow(consumer, consumed - returned)
@@ -62,16 +69,38 @@ async def drain_like_the_go_client(batch_sizes: list[int], queue: int) -> Counti
             break
     dispatcher.close()
     assert len(consumer.connection.bodies) == len(batch_sizes)
-    return cursor
+    return cursor, overdrawn
 
 
-async def test_batches_larger_than_half_the_permits_are_read_about_once():
+async def test_by_default_permits_count_entries_and_every_entry_read_goes_out():
+    """As Pulsar without preciseDispatcherFlowControl: after the first read (one entry), the 500
+    permits left fetch 100 batches of 500 at once, all sent (the client takes them), so batches
+    never wait on a FLOW each."""
+    cursor, overdrawn = await drain_like_the_go_client([500] * 300, queue=1000)
+    assert cursor.entries_read == 300   # nothing read was given back to be read again
+    assert cursor.read_sizes[:2] == [1, 100]
+    assert overdrawn == 101 * 500 - 1000
+
+
+async def test_precise_flow_control_reads_batches_larger_than_half_the_permits_about_once():
     sizes = [500] * 60
     sizes[10::7] = [1] * len(sizes[10::7])   # a few small batches among them
-    cursor = await drain_like_the_go_client(sizes, queue=1000)
-    assert cursor.entries_read <= 100 + len(sizes)   # only the first read (100) knows no batch size
+    cursor, overdrawn = await drain_like_the_go_client(sizes, queue=1000, limits=ReadLimits(precise=True))
+    assert cursor.entries_read <= 2 * len(sizes)   # never much more read than sent
+    assert overdrawn < 500   # never further than one batch past the permits
+
+
+async def test_reads_keep_to_about_the_byte_limit_once_entry_sizes_are_known():
+    entry_size = len(CountingCursor([50]).entries[0].data)
+    limits = ReadLimits(max_bytes=10 * entry_size)
+    cursor, _ = await drain_like_the_go_client([50] * 200, queue=1000, limits=limits)
+    assert cursor.entries_read == 200
+    assert cursor.read_sizes[0] == 1   # before any entry was seen: one
+    assert max(cursor.read_sizes[1:]) == 10
 
 
 async def test_single_messages_are_read_in_reads_of_up_to_the_permits():
-    cursor = await drain_like_the_go_client([1] * 300, queue=100)
-    assert cursor.entries_read == 300
+    for limits in (ReadLimits(), ReadLimits(precise=True)):
+        cursor, overdrawn = await drain_like_the_go_client([1] * 300, queue=100, limits=limits)
+        assert cursor.entries_read == 300
+        assert overdrawn == 0

@@ -39,6 +39,9 @@ class Consumer:
     metadata: dict[str, str] = field(default_factory=dict)
     #: Messages the client can take now (FLOW adds, MESSAGE spends one per message in an entry).
     permits: int = field(default=0, init=False)
+    #: While a dispatch counts permits as entries (the dispatcher's ReadLimits): the entries
+    #: this consumer may still take in it; None otherwise.
+    entry_allowance: int | None = field(default=None, init=False)
     #: Entries sent and not yet acknowledged -> messages in each.
     pending_acks: dict["Position", int] = field(default_factory=dict, init=False)
     #: Messages in pending_acks.
@@ -54,14 +57,18 @@ class Consumer:
 
     @property
     def can_take_messages(self) -> bool:
-        """Permits, not blocked on unacked messages, and a connection that is not backed up."""
-        return self.permits > 0 and not self.blocked_on_unacked and self.connection.writable
+        """Permits (or entries allowed), not blocked on unacked messages, and a connection that
+        is not backed up."""
+        room = self.permits > 0 if self.entry_allowance is None else self.entry_allowance > 0
+        return room and not self.blocked_on_unacked and self.connection.writable
 
     def send(self, entry: "Entry", num_messages: int, redelivery_count: int, ack_set: list[int] | None) -> None:
         """Write one stored entry as MESSAGE, bytes unchanged, and count it as unacknowledged."""
         position = entry.position
         self.pending_acks[position] = num_messages
         self.permits -= num_messages
+        if self.entry_allowance is not None:
+            self.entry_allowance -= 1
         self.unacked_messages += num_messages
         if self.max_unacked and self.unacked_messages >= self.max_unacked:
             self.blocked_on_unacked = True

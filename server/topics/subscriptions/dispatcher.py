@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
 from managed_ledger.position import Entry, Position
@@ -30,8 +31,23 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 READ_RETRY_DELAY_S = 1.0
-#: Weight of the previous estimate in the moving average of messages per entry.
+#: Weight of the previous estimate in the moving averages of messages and bytes per entry.
 MESSAGES_PER_ENTRY_KEEP = 0.9
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """How much one read may fetch (dispatcherMaxReadBatchSize entries, about
+    dispatcherMaxReadSizeBytes) and how permits count (preciseDispatcherFlowControl).
+
+    As in Pulsar, permits count entries by default: a read fetches up to as many entries as
+    there are permits, and all of them go out, each batch's messages coming off the permits,
+    which may go negative (the client takes them; the next read waits for permits). A consumer
+    of batches then never waits on a FLOW round trip per batch. Precise flow control sizes
+    reads by the average batch instead and sends no further than the permits go."""
+    max_entries: int = 100
+    max_bytes: int = 5 * 1024 * 1024
+    precise: bool = False
 
 
 def messages_in(metadata: pb.MessageMetadata) -> int:
@@ -45,16 +61,17 @@ def unacked_in(ack_set: list[int]) -> int:
 
 
 class Dispatcher(ABC):
-    def __init__(self, subscription: "Subscription", max_read_entries: int) -> None:
+    def __init__(self, subscription: "Subscription", limits: ReadLimits) -> None:
         self.subscription = subscription
         self.cursor = subscription.cursor
         self.consumers: list["Consumer"] = []
-        self._max_read_entries = max_read_entries
+        self._limits = limits
         self._replay: set[Position] = set()
         self._read_task: asyncio.Task | None = None
         self._rewind_pending = False
-        #: Moving average of messages per entry; None until entries were seen.
+        #: Moving averages of messages and bytes per entry; None until entries were seen.
         self._messages_per_entry: float | None = None
+        self._bytes_per_entry: float | None = None
         self._closed = False
         #: Messages sent to the consumers and not yet acknowledged (or taken back).
         self.unacked_messages = 0
@@ -93,13 +110,23 @@ class Dispatcher(ABC):
         permits = self._permits_available()
         if permits <= 0:
             return
-        max_entries = max(1, min(self._max_read_entries, int(permits / (self._messages_per_entry or 1.0))))
+        max_entries = self._read_size(permits)
         replay = self._next_replay(max_entries)
         if not replay:
             max_entries = self._new_read_limit(max_entries)
             if max_entries <= 0:
                 return
         self._read_task = asyncio.get_running_loop().create_task(self._read(max_entries, replay))
+
+    def _read_size(self, permits: int) -> int:
+        """Entries the next read may fetch for these permits: one while no entry size is known
+        (as Pulsar, whose byte cap starts its estimate that way), then at least one."""
+        if self._bytes_per_entry is None:
+            return 1
+        limits = self._limits
+        per_entry = (self._messages_per_entry or 1.0) if limits.precise else 1.0
+        entries = min(limits.max_entries, int(permits / per_entry), int(limits.max_bytes / self._bytes_per_entry))
+        return max(1, entries)
 
     def _next_replay(self, max_entries: int) -> list[Position]:
         """Take the replay positions the next read fetches (oldest first)."""
@@ -129,8 +156,26 @@ class Dispatcher(ABC):
             self._rewind_pending = False
             self.cursor.rewind()
         elif entries:
-            self._dispatch(entries, replaying)
+            self._hand_out(entries, replaying)
         self.read_more()
+
+    def _hand_out(self, entries: list[Entry], replaying: bool) -> None:
+        """Dispatch what a read brought; unless flow control is precise, each consumer may take
+        as many entries as it had permits when they arrived (see ReadLimits)."""
+        size = sum(len(entry.data) for entry in entries) / len(entries)
+        if self._bytes_per_entry is not None:
+            size = MESSAGES_PER_ENTRY_KEEP * self._bytes_per_entry + (1 - MESSAGES_PER_ENTRY_KEEP) * size
+        self._bytes_per_entry = size
+        if self._limits.precise:
+            self._dispatch(entries, replaying)
+            return
+        for consumer in self.consumers:
+            consumer.entry_allowance = max(0, consumer.permits)
+        try:
+            self._dispatch(entries, replaying)
+        finally:
+            for consumer in self.consumers:
+                consumer.entry_allowance = None
 
     async def _read_replay(self, positions: list[Position]) -> list[Entry]:
         entries = []

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from protocol import pulsar_api_pb2 as pb
 
-from .dispatcher import messages_in
+from .dispatcher import ReadLimits, messages_in
 from .dispatcher_shared import SharedDispatcher
 from .key_shared_selector import NONE_KEY, ConsumerSelector, policy_conflict, sticky_key_hash
 
@@ -76,10 +76,10 @@ def keyed_entry(metadata: pb.MessageMetadata) -> KeyedEntry:
 
 class KeySharedDispatcher(SharedDispatcher):
     def __init__(
-        self, subscription: "Subscription", max_read_entries: int, meta: pb.KeySharedMeta,
+        self, subscription: "Subscription", limits: ReadLimits, meta: pb.KeySharedMeta,
         selector: ConsumerSelector, look_ahead: LookAheadLimits,
     ) -> None:
-        super().__init__(subscription, max_read_entries)
+        super().__init__(subscription, limits)
         self.meta = meta
         self.allow_out_of_order = meta.allowOutOfOrderDelivery
         self._selector = selector

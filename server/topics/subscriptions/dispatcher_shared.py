@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable
 
 from .delayed_delivery import DelayedDeliveryTracker
-from .dispatcher import Dispatcher
+from .dispatcher import Dispatcher, ReadLimits
 
 if TYPE_CHECKING:
     from managed_ledger.position import Position
@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 
 
 class SharedDispatcher(Dispatcher):
-    def __init__(self, subscription, max_read_entries: int) -> None:
-        super().__init__(subscription, max_read_entries)
+    def __init__(self, subscription, limits: ReadLimits) -> None:
+        super().__init__(subscription, limits)
         config = subscription.topic.broker.config
         self._next = 0
         self._max_unacked_per_consumer = config.max_unacked_messages_per_consumer

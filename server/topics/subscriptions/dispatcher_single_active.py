@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Iterable
 from protocol import pulsar_api_pb2 as pb
 from server.errors import ConsumerBusy
 
-from .dispatcher import Dispatcher
+from .dispatcher import Dispatcher, ReadLimits
 
 if TYPE_CHECKING:
     from managed_ledger.position import Position
@@ -28,9 +28,9 @@ if TYPE_CHECKING:
 
 
 class SingleActiveConsumerDispatcher(Dispatcher):
-    def __init__(self, subscription, max_read_entries: int, sub_type: int, partition_index: int,
+    def __init__(self, subscription, limits: ReadLimits, sub_type: int, partition_index: int,
                  failover_delay_s: float) -> None:
-        super().__init__(subscription, max_read_entries)
+        super().__init__(subscription, limits)
         self.sub_type = sub_type
         self.partition_index = partition_index
         self.failover_delay_s = failover_delay_s

@@ -13,7 +13,7 @@ from server.errors import ConsumerBusy, NotAllowed, ServiceNotReady
 from server.topics.message_id import position_of
 from server.topics.stats import TopicStats
 
-from .dispatcher import Dispatcher, unacked_in
+from .dispatcher import Dispatcher, ReadLimits, unacked_in
 from .dispatcher_key_shared import KeySharedDispatcher, LookAheadLimits
 from .dispatcher_shared import SharedDispatcher
 from .dispatcher_single_active import SingleActiveConsumerDispatcher
@@ -99,16 +99,17 @@ class Subscription:
 
     def _new_dispatcher(self, consumer: "Consumer") -> Dispatcher:
         config = self.topic.broker.config
-        max_read = config.dispatcher_max_read_batch_size
+        limits = ReadLimits(config.dispatcher_max_read_batch_size, config.dispatcher_max_read_size_bytes,
+                            config.precise_dispatcher_flow_control)
         if consumer.sub_type == pb.CommandSubscribe.Key_Shared:
             meta = consumer.key_shared_meta
             selector = selector_for(meta, config)
             look_ahead = LookAheadLimits(config.key_shared_look_ahead_msg_in_replay_threshold_per_consumer,
                                          config.key_shared_look_ahead_msg_in_replay_threshold_per_subscription)
-            return KeySharedDispatcher(self, max_read, meta, selector, look_ahead)
+            return KeySharedDispatcher(self, limits, meta, selector, look_ahead)
         if consumer.sub_type == pb.CommandSubscribe.Shared:
-            return SharedDispatcher(self, max_read)
-        return SingleActiveConsumerDispatcher(self, max_read, consumer.sub_type, self.topic.name.partition_index,
+            return SharedDispatcher(self, limits)
+        return SingleActiveConsumerDispatcher(self, limits, consumer.sub_type, self.topic.name.partition_index,
                                               config.active_consumer_failover_delay_time_millis / 1000)
 
     def read_compacted(self, ledger: ManagedLedger, sub_type: int) -> None:
