@@ -53,6 +53,8 @@ class Bookie:
         #: Completed adds whose acknowledgement waits for the write cache to be flushed.
         self._held: list[tuple[JournalItem, BaseException | None]] = []
         self._releasing: asyncio.Task | None = None
+        #: Adds held so far (DbLedgerStorage's throttled write requests), for metrics.
+        self.throttled_adds = 0
 
     @classmethod
     async def start(cls, directory: Path, config: BookieConfig, live_ledgers: Iterable[int]) -> Bookie:
@@ -168,6 +170,7 @@ class Bookie:
         acknowledged once it is flushed too, so writers wait instead of the cache growing
         without bound (as BookKeeper throttles adds on a full write cache)."""
         self._held.extend((item, error) for item in group)
+        self.throttled_adds += sum(1 for item in group if item.data is not None)
         if self._releasing is None:
             self._releasing = self._loop.create_task(self._release_after_flush())
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import resource
 from pathlib import Path
 
 from bookkeeper import bookie as bookie_module
 from bookkeeper import checkpoint as checkpoint_module
+from bookkeeper import give_way as give_way_module
 from bookkeeper.entry_log import list_entry_logs
 from bookkeeper.journal import journal_file_name, list_journal_files
 from bookkeeper.last_log_mark import LastLogMark, read_mark
@@ -188,3 +191,30 @@ async def test_a_checkpoint_of_many_small_entries_gives_way_within_its_passes(tm
         await bk.bookie.checkpointer.checkpoint()
         assert len(pauses) >= 3 * 3   # three passes, each in slices of at most 8192 entries
         assert await ledger.read_entries(0, len(small) - 1) == small
+
+
+def test_giving_way_pays_back_python_work_but_not_system_calls(tmp_path: Path, monkeypatch) -> None:
+    """The kernel's part of a step (copying into the page cache) runs with the interpreter
+    released, so only the step's user time is slept off."""
+    slept: list[float] = []
+    monkeypatch.setattr(give_way_module.time, "sleep", slept.append)
+    give_way = give_way_module.GiveWay(sleep_per_cpu=4.0)
+    before = resource.getrusage(resource.RUSAGE_THREAD)
+    fd = os.open(tmp_path / "copy", os.O_WRONLY | os.O_CREAT)
+    try:
+        chunk = bytes(1024 * 1024)
+        for offset in range(0, 128 * 1024 * 1024, len(chunk)):
+            os.pwrite(fd, chunk, offset)
+    finally:
+        os.close(fd)
+    after = resource.getrusage(resource.RUSAGE_THREAD)
+    give_way()
+    user, system = after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
+    assert system > 2 * user   # the step was mostly the kernel's
+    assert sum(slept) < 4.0 * (user + system) / 2   # the system time was not slept off
+
+    slept.clear()
+    give_way = give_way_module.GiveWay(sleep_per_cpu=4.0)
+    sum(i * i for i in range(300_000))   # a step of Python work only
+    give_way()
+    assert sum(slept) >= 4.0 * 0.005   # some ms of Python work, slept off four times

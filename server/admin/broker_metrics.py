@@ -81,15 +81,17 @@ def broker_lines(broker: Any, topics: list[Any], persistent: list[Any], rates: S
             [(cluster, broker.connections_created)])
     _sample(lines, "pulsar_connection_closed_total_count", "counter", "Client connections closed",
             [(cluster, broker.connections_created - active)])
-    lines += journal_lines(broker.storage)
+    lines += bookie_lines(broker.storage)
     return lines
 
 
-def journal_lines(storage: Any) -> list[str]:
-    """BookKeeper's journal sync histogram, when the storage is the embedded bookie."""
-    journal = getattr(getattr(getattr(storage, "bookkeeper", None), "bookie", None), "journal", None)
-    if journal is None:
+def bookie_lines(storage: Any) -> list[str]:
+    """BookKeeper's journal sync histogram and write throttling, when the storage is the
+    embedded bookie."""
+    bookie = getattr(getattr(storage, "bookkeeper", None), "bookie", None)
+    if bookie is None:
         return []
+    journal = bookie.journal
     latency = journal.sync_latency
     name = "bookie_journal_JOURNAL_SYNC"
     lines = [f"# HELP {name} Journal fsync latency (seconds)", f"# TYPE {name} histogram"]
@@ -98,6 +100,8 @@ def journal_lines(storage: Any) -> list[str]:
               f"{name}_count {latency.count}"]
     _sample(lines, "bookie_journal_JOURNAL_SYNC_total", "counter", "Journal fsyncs", [("", journal.syncs)])
     _sample(lines, "bookie_journal_JOURNAL_GROUPS_total", "counter", "Journal group commits", [("", journal.groups)])
+    _sample(lines, "bookie_throttled_write_requests_total", "counter",
+            "Adds whose acknowledgement waited for a full write cache to be flushed", [("", bookie.throttled_adds)])
     return lines
 
 
