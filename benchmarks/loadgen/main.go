@@ -9,8 +9,8 @@
 // "msgs=N seconds=S rate=R p50_ms=.. p95_ms=.. p99_ms=.. max_ms=.." (publish latency: from
 // SendAsync to its receipt). consume reads -messages from the earliest position of each topic
 // (a catch-up read of a backlog) and prints "msgs=N seconds=S rate=R". -queue is the consumer's
-// receiver queue (the client's default, 1000, holds one 1000-message batch: the read then waits
-// on a FLOW round trip per batch; a larger queue shows what the client itself can take).
+// receiver queue (the client's default, 1000, holds one 1000-message batch; a broker that counts
+// permits as entries, as Pulsar does by default, sends batches ahead of it anyway).
 package main
 
 import (
