@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from .errors import EntryCorruptedError
+from .give_way import STEP_ENTRIES
 from .journal import HEADER_SIZE, RECORD_HEADER, fsync_directory, pwrite_all, record_crc_ok
 
 logger = logging.getLogger(__name__)
@@ -24,8 +25,6 @@ logger = logging.getLogger(__name__)
 LOG_SUFFIX = ".log"
 #: Bytes gathered before one pwrite while appending.
 _WRITE_CHUNK = 1024 * 1024
-#: Records per slice of a pass over a whole ledger's cached entries (a fraction of a ms each).
-_PASS_SLICE = 8192
 
 
 class EntryLogGoneError(Exception):
@@ -92,8 +91,9 @@ class EntryLogWriter:
         A checkpoint writes hundreds of thousands of records while the event loop shares the
         interpreter with it: a few list passes per chunk of up to ``_WRITE_CHUNK`` bytes cost
         far less than a call per record, and ``pause`` (see give_way.py) runs after each
-        chunk is written and between slices of the pass that sizes the records. Offsets live in arrays: a list of ints for a whole cache would
-        briefly cost more memory than the records' headers."""
+        chunk is written and between steps of the pass that sizes the records. Offsets live
+        in arrays: a list of ints for a whole cache would briefly cost more memory than the
+        records' headers."""
         pack = RECORD_HEADER.pack
         record_ends = _record_ends(entries, pause)
         runs: list[tuple[int, array]] = []
@@ -239,12 +239,12 @@ def remove_logs(directory: Path, log_ids: Iterable[int]) -> None:
 
 
 def _record_ends(entries: Sequence[bytes], pause: Callable[[], None] | None) -> array:
-    """Where each record ends, counted from where the first starts (0 first): built a slice
+    """Where each record ends, counted from where the first starts (0 first): built a step
     at a time with ``pause`` between, as one pass over a full cache held the interpreter for
     ~15 ms."""
     ends = array("Q", [0])
-    for low in range(0, len(entries), _PASS_SLICE):
-        ends[-1:] = array("Q", accumulate((HEADER_SIZE + len(data) for data in entries[low:low + _PASS_SLICE]),
+    for low in range(0, len(entries), STEP_ENTRIES):
+        ends[-1:] = array("Q", accumulate((HEADER_SIZE + len(data) for data in entries[low:low + STEP_ENTRIES]),
                                           initial=ends[-1]))
         if pause is not None:
             pause()

@@ -20,6 +20,8 @@ import time
 
 #: Sleep this many times the user CPU time of each step: the work takes at most a fifth.
 SLEEP_PER_CPU = 4.0
+#: Entries per step of a pass over a whole write cache (a fraction of a ms of Python each).
+STEP_ENTRIES = 8192
 
 
 def _thread_user_time() -> float:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from .give_way import STEP_ENTRIES
 from .journal import HEADER_SIZE, fsync_directory, pwrite_all
 
 logger = logging.getLogger(__name__)
@@ -32,7 +33,6 @@ logger = logging.getLogger(__name__)
 INDEX_SUFFIX = ".idx"
 RECORD_SIZE = 16
 _LENGTH_MASK = 0xFFFFFFFF
-_ENCODE_SLICE = 8192
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +66,8 @@ def encode_runs(runs: list[tuple[int, array]], entries: list[bytes],
     for log_id, offsets in runs:
         stop = start + len(offsets)
         tag = (log_id + 1) << 32
-        for low in range(start, stop, _ENCODE_SLICE):   # bounded lists of ints
-            high = min(low + _ENCODE_SLICE, stop)
+        for low in range(start, stop, STEP_ENTRIES):   # bounded lists of ints
+            high = min(low + STEP_ENTRIES, stop)
             words[2 * low : 2 * high : 2] = array("Q", [tag | len(data) for data in entries[low:high]])
             if pause is not None:
                 pause()

@@ -11,8 +11,7 @@ from __future__ import annotations
 from array import array
 from typing import Callable, Iterator
 
-#: Entries freed per slice when a flushed cache is cleared.
-_FREE_SLICE = 8192
+from .give_way import STEP_ENTRIES
 
 
 class CachedLedger:
@@ -62,11 +61,11 @@ class WriteCache:
         return cached.entries[entry_id - cached.first_entry_id]
 
     def clear(self, pause: Callable[[], None] | None = None) -> None:
-        """Free the entries, a slice at a time with ``pause`` between (freeing a full cache at
+        """Free the entries, a step at a time with ``pause`` between (freeing a full cache at
         once holds the interpreter for several ms)."""
         for cached in self._ledgers.values():
             while cached.entries:
-                del cached.entries[-_FREE_SLICE:]
+                del cached.entries[-STEP_ENTRIES:]
                 if pause is not None:
                     pause()
         self._ledgers = {}

@@ -50,6 +50,13 @@ class ReadLimits:
     precise: bool = False
 
 
+def moving_average(previous: float | None, sample: float) -> float:
+    """The next value of a moving average (the sample alone for the first)."""
+    if previous is None:
+        return sample
+    return MESSAGES_PER_ENTRY_KEEP * previous + (1 - MESSAGES_PER_ENTRY_KEEP) * sample
+
+
 def messages_in(metadata: pb.MessageMetadata) -> int:
     """Messages an entry carries: a batch is one entry holding num_messages_in_batch messages."""
     return metadata.num_messages_in_batch if metadata.HasField("num_messages_in_batch") else 1
@@ -162,10 +169,8 @@ class Dispatcher(ABC):
     def _hand_out(self, entries: list[Entry], replaying: bool) -> None:
         """Dispatch what a read brought; unless flow control is precise, each consumer may take
         as many entries as it had permits when they arrived (see ReadLimits)."""
-        size = sum(len(entry.data) for entry in entries) / len(entries)
-        if self._bytes_per_entry is not None:
-            size = MESSAGES_PER_ENTRY_KEEP * self._bytes_per_entry + (1 - MESSAGES_PER_ENTRY_KEEP) * size
-        self._bytes_per_entry = size
+        self._bytes_per_entry = moving_average(self._bytes_per_entry,
+                                               sum(len(entry.data) for entry in entries) / len(entries))
         if self._limits.precise:
             self._dispatch(entries, replaying)
             return
@@ -218,10 +223,7 @@ class Dispatcher(ABC):
         make the next read fetch many entries that the permits cannot take."""
         if not entries:
             return
-        average = messages / entries
-        if self._messages_per_entry is not None:
-            average = MESSAGES_PER_ENTRY_KEEP * self._messages_per_entry + (1 - MESSAGES_PER_ENTRY_KEEP) * average
-        self._messages_per_entry = max(1.0, average)
+        self._messages_per_entry = max(1.0, moving_average(self._messages_per_entry, messages / entries))
 
     def _readable_metadata(self, entry: Entry) -> pb.MessageMetadata | None:
         """The entry's metadata; None for an entry stored unreadable (SENDs are checked now,
