@@ -58,6 +58,20 @@ def half_written_then_disk_full(fd: int, buffer, offset: int) -> None:
     disk_full()
 
 
+def give_way_dying_once_records_are_written():
+    """A GiveWay whose first pause after records reached an entry log kills: part of the cache
+    is in the logs and no index points at it yet (earlier pauses, while the flush sizes the
+    records, have written nothing)."""
+    written: list[int] = []
+
+    def pwrite_and_note(fd: int, buffer, offset: int) -> None:
+        ORIGINAL_PWRITE_ALL(fd, buffer, offset)
+        written.append(len(buffer))
+
+    entry_log.pwrite_all = pwrite_and_note
+    return lambda: die() if written else None
+
+
 def close_file_then_die(writer: journal.JournalWriter) -> None:
     ORIGINAL_CLOSE_FILE(writer)
     die()
@@ -75,7 +89,7 @@ ORIGINAL_PWRITE_ALL = entry_log.pwrite_all
 #: Crash point -> (owner, attribute) replaced by a SIGKILL (or by a wrapper that dies after).
 TARGETS = {
     "flush-before-index": (LedgerIndex, "persist", die),
-    "flush-between-chunks": (checkpoint, "GiveWay", lambda: die),   # a flush's first pause
+    "flush-between-chunks": (checkpoint, "GiveWay", give_way_dying_once_records_are_written),
     "checkpoint-before-mark": (checkpoint, "write_mark", die),
     "checkpoint-before-trim": (checkpoint, "trim_journal", die),
     "recovery-before-mark": (bookie, "write_mark", die),
