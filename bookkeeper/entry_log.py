@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from .errors import EntryCorruptedError
-from .give_way import STEP_ENTRIES
+from .give_way import STEP_ENTRIES, GiveWay
 from .journal import HEADER_SIZE, RECORD_HEADER, fsync_directory, pwrite_all, record_crc_ok
 
 logger = logging.getLogger(__name__)
@@ -82,7 +82,7 @@ class EntryLogWriter:
         self._created_log = False
 
     def append_records(self, ledger_id: int, first_entry_id: int, entries: list[bytes],
-                       crcs: Sequence[int], pause: Callable[[], None] | None = None
+                       crcs: Sequence[int], pause: GiveWay | None = None
                        ) -> list[tuple[int, array]]:
         """Append consecutive entries of a ledger as records, with their CRCs as the journal
         computed them; returns the runs they went to: a log id and the offsets there of the
@@ -91,9 +91,9 @@ class EntryLogWriter:
         A checkpoint writes hundreds of thousands of records while the event loop shares the
         interpreter with it: a few list passes per chunk of up to ``_WRITE_CHUNK`` bytes cost
         far less than a call per record, and ``pause`` (see give_way.py) runs after each
-        chunk is written and between steps of the pass that sizes the records. Offsets live
-        in arrays: a list of ints for a whole cache would briefly cost more memory than the
-        records' headers."""
+        chunk is written (the write itself not counted) and between steps of the pass that
+        sizes the records. Offsets live in arrays: a list of ints for a whole cache would
+        briefly cost more memory than the records' headers."""
         pack = RECORD_HEADER.pack
         record_ends = _record_ends(entries, pause)
         runs: list[tuple[int, array]] = []
@@ -119,8 +119,10 @@ class EntryLogWriter:
             else:
                 runs.append((self.current_log_id, offsets))
             if self._pending_bytes >= _WRITE_CHUNK or stop < len(entries):
-                self._write_pending()
-                if pause is not None:
+                if pause is None:
+                    self._write_pending()
+                else:
+                    pause.released(self._write_pending)
                     pause()
             start = stop
         return runs

@@ -20,10 +20,10 @@ import os
 import threading
 from array import array
 from pathlib import Path
-from typing import Callable
 
 from .entry_log import EntryLogWriter, LogIds, list_entry_logs, open_log, read_run
 from .errors import NoSuchEntryError
+from .give_way import GiveWay
 from .journal import HEADER_SIZE
 from .ledger_index import EntryLocation, LedgerIndex, encode_runs
 from .read_cache import READ_AHEAD_BYTES, READ_AHEAD_ENTRIES, ReadCache
@@ -154,7 +154,7 @@ class EntryLogStorage:
 
     # ---- storage thread ------------------------------------------------------------------
 
-    def flush(self, snapshot: WriteCache, pause: Callable[[], None] | None = None) -> None:
+    def flush(self, snapshot: WriteCache, pause: GiveWay | None = None) -> None:
         """Write a swapped-out cache to the entry log and the index, durably, then publish;
         ``pause`` runs between chunks (a checkpoint gives way to the event loop with it)."""
         assert self.flush_writer is not None

@@ -1,13 +1,14 @@
 // Command loadgen drives a Pulsar broker through the official Go client and prints figures.
 //
-//	loadgen produce -url pulsar://127.0.0.1:6650 -topics 1 -messages 100000 [-batched] [-rate 0] [-size 100] [-pending 1000]
+//	loadgen produce -url pulsar://127.0.0.1:6650 -topics 1 -messages 100000 [-batched] [-rate 0] [-size 100] [-pending 1000] [-windows 0]
 //	loadgen consume -url pulsar://127.0.0.1:6650 -topics 1 -messages 100000 [-queue 1000]
 //
 // produce sends -messages in total across -topics (one producer each, sending from its own goroutine,
 // send_async with a callback);
 // -rate 0 means as fast as the client's pending window allows. It prints one line
 // "msgs=N seconds=S rate=R p50_ms=.. p95_ms=.. p99_ms=.. max_ms=.." (publish latency: from
-// SendAsync to its receipt). consume reads -messages from the earliest position of each topic
+// SendAsync to its receipt). -windows D (e.g. 100ms) also prints, to stderr, one line per window of
+// D by send time: messages sent in it and their p50/p99/max latency, to place a tail in time. consume reads -messages from the earliest position of each topic
 // (a catch-up read of a backlog) and prints "msgs=N seconds=S rate=R". -queue is the consumer's
 // receiver queue (the client's default, 1000, holds one 1000-message batch; a broker that counts
 // permits as entries, as Pulsar does by default, sends batches ahead of it anyway).
@@ -40,7 +41,8 @@ func percentile(sorted []time.Duration, p float64) float64 {
 	return float64(sorted[i].Microseconds()) / 1000.0
 }
 
-func produce(client pulsar.Client, prefix string, topics, messages int, batched bool, rate float64, size, pending int) error {
+func produce(client pulsar.Client, prefix string, topics, messages int, batched bool, rate float64, size, pending int,
+	window time.Duration) error {
 	payload := make([]byte, size)
 	for i := range payload {
 		payload[i] = byte('a' + i%26)
@@ -62,6 +64,7 @@ func produce(client pulsar.Client, prefix string, topics, messages int, batched 
 		producers[i] = p
 	}
 	latencies := make([]time.Duration, messages)
+	sentAt := make([]time.Duration, messages) // since start, for -windows
 	var failed atomic.Int64
 	var wg sync.WaitGroup
 	wg.Add(messages)
@@ -80,6 +83,7 @@ func produce(client pulsar.Client, prefix string, topics, messages int, batched 
 				}
 				idx := n
 				sent := time.Now()
+				sentAt[idx] = sent.Sub(start)
 				producers[t].SendAsync(ctx, &pulsar.ProducerMessage{Payload: payload},
 					func(_ pulsar.MessageID, _ *pulsar.ProducerMessage, err error) {
 						latencies[idx] = time.Since(sent)
@@ -93,11 +97,31 @@ func produce(client pulsar.Client, prefix string, topics, messages int, batched 
 	}
 	wg.Wait()
 	elapsed := time.Since(start).Seconds()
+	if window > 0 {
+		printWindows(window, sentAt, latencies)
+	}
 	sort.Slice(latencies, func(a, b int) bool { return latencies[a] < latencies[b] })
 	fmt.Printf("msgs=%d seconds=%.3f rate=%.0f p50_ms=%.2f p95_ms=%.2f p99_ms=%.2f max_ms=%.2f failed=%d\n",
 		messages, elapsed, float64(messages)/elapsed, percentile(latencies, 0.50),
 		percentile(latencies, 0.95), percentile(latencies, 0.99), percentile(latencies, 1.0), failed.Load())
 	return nil
+}
+
+// printWindows writes, per window of send time, the count and latency percentiles of its messages.
+func printWindows(window time.Duration, sentAt, latencies []time.Duration) {
+	var buckets [][]time.Duration
+	for i, at := range sentAt {
+		w := int(at / window)
+		for len(buckets) <= w {
+			buckets = append(buckets, nil)
+		}
+		buckets[w] = append(buckets[w], latencies[i])
+	}
+	for w, b := range buckets {
+		sort.Slice(b, func(x, y int) bool { return b[x] < b[y] })
+		fmt.Fprintf(os.Stderr, "window_ms=%d msgs=%d p50_ms=%.2f p99_ms=%.2f max_ms=%.2f\n",
+			time.Duration(w)*window/time.Millisecond, len(b), percentile(b, 0.50), percentile(b, 0.99), percentile(b, 1.0))
+	}
 }
 
 func consume(client pulsar.Client, prefix string, topics, messages, queue int) error {
@@ -141,6 +165,7 @@ func main() {
 	size := fs.Int("size", 100, "message size in bytes")
 	pending := fs.Int("pending", 1000, "max pending messages per producer")
 	queue := fs.Int("queue", 1000, "consumer receiver queue size (messages)")
+	windows := fs.Duration("windows", 0, "produce: also print latency per window of this length to stderr (0: none)")
 	_ = fs.Parse(os.Args[2:])
 
 	logger := logrus.New()
@@ -153,7 +178,7 @@ func main() {
 	}
 	defer client.Close()
 	if os.Args[1] == "produce" {
-		err = produce(client, *prefix, *topics, *messages, *batched, *rate, *size, *pending)
+		err = produce(client, *prefix, *topics, *messages, *batched, *rate, *size, *pending, *windows)
 	} else {
 		err = consume(client, *prefix, *topics, *messages, *queue)
 	}

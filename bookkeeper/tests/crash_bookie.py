@@ -21,7 +21,7 @@ import signal
 import sys
 from pathlib import Path
 
-from bookkeeper import bookie, checkpoint, entry_log, journal
+from bookkeeper import bookie, checkpoint, entry_log, give_way, journal
 from bookkeeper.garbage_collector import GarbageCollector
 from bookkeeper.ledger_index import LedgerIndex
 from bookkeeper.tests.conftest import open_bookkeeper
@@ -68,8 +68,13 @@ def give_way_dying_once_records_are_written():
         ORIGINAL_PWRITE_ALL(fd, buffer, offset)
         written.append(len(buffer))
 
+    class DyingGiveWay(give_way.GiveWay):
+        def __call__(self) -> None:
+            if written:
+                die()
+
     entry_log.pwrite_all = pwrite_and_note
-    return lambda: die() if written else None
+    return DyingGiveWay()
 
 
 def close_file_then_die(writer: journal.JournalWriter) -> None:
