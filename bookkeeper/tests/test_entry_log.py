@@ -12,7 +12,8 @@ from bookkeeper.entry_log import (EntryLogGoneError, EntryLogWriter, LogIds, ent
                                   list_entry_logs, open_log, read_record)
 from bookkeeper.errors import EntryCorruptedError
 from bookkeeper.journal import HEADER_SIZE, RECORD_HEADER, record_crc
-from bookkeeper.ledger_index import RECORD_SIZE, EntryLocation, LedgerIndex, encode_locations, encode_runs
+from bookkeeper.ledger_index import (RECORD_SIZE, EntryLocation, LedgerIndex, encode_locations, encode_runs,
+                                     summarize)
 
 
 def write_entries(directory: Path, limit: int, entries: list[tuple[int, int, bytes]]
@@ -104,6 +105,30 @@ def test_index_round_trip_and_live_bytes(tmp_path: Path) -> None:
     assert not index.live_bytes  # counted after start-up, on the storage thread
     index.count_loaded_entries()
     assert dict(index.live_bytes) == sizes  # every byte of every log is live
+
+
+def test_summaries_of_locations_spread_over_logs_and_dropping_a_ledger(tmp_path: Path) -> None:
+    """Compacted entries sit in other logs than their neighbours: per-log record bytes are
+    counted per log however the entries interleave, and a dropped ledger (loaded at
+    start-up and extended since) leaves no live byte behind."""
+    locations = [EntryLocation(log_id, 64 * e, e % 7 + 1)
+                 for e, log_id in enumerate([3] * 5 + [0, 3, 12, 12, 3, 0] + [2**31 + 5] * 3)]
+    expected: dict[int, int] = {}
+    for location in locations:
+        expected[location.log_id] = expected.get(location.log_id, 0) + HEADER_SIZE + location.length
+    assert summarize(encode_locations(locations)) == (sum(loc.length for loc in locations), expected)
+    assert summarize(encode_locations([])) == (0, {})
+
+    sizes = {log_id: 10**9 for log_id in expected}
+    persisted_index(tmp_path / "index", 5, locations[:6])
+    index = LedgerIndex(tmp_path / "index", threading.Lock())
+    index.load({5}, sizes)
+    index.count_loaded_entries()
+    index.persist(5, 6, encode_locations(locations[6:]))
+    index.extend(5, encode_locations(locations[6:]), summarize(encode_locations(locations[6:])))
+    assert dict(index.live_bytes) == expected
+    index.drop(5)
+    assert set(index.live_bytes.values()) == {0}
 
 
 def test_index_tail_torn_or_pointing_past_a_log_is_cut(tmp_path: Path) -> None:
