@@ -63,7 +63,7 @@ class Bookie:
         loop = asyncio.get_running_loop()
         journal_dir = directory / "journal"
         journal_dir.mkdir(parents=True, exist_ok=True)
-        storage = EntryLogStorage(directory / "ledgers", config.entry_log_size_limit)
+        storage = EntryLogStorage(directory / "ledgers", config.entry_log_size_limit, config.flush_entry_log_bytes)
         collector = GarbageCollector(storage, config)
         live = set(live_ledgers)
         start_mark = await loop.run_in_executor(None, recover, journal_dir, config, storage, live)

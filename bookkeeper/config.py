@@ -42,6 +42,12 @@ class BookieConfig:
     read_threads: int = field(default=4, metadata=conf_key("numReadWorkerThreads"))
     #: entry logs rotate past this size.
     entry_log_size_limit: int = field(default=1024 * MB, metadata=conf_key("logSizeLimit"))
+    #: an entry log being written is fdatasynced every this many bytes (0: only when a
+    #: checkpoint completes). On one disk the journal's fsync waits for whatever entry-log
+    #: data the filesystem commits with it: one sync of a whole 32 MiB write cache held a
+    #: journal fsync 45 ms, the p99 of unbatched sends at a fixed rate. Pulsar's bookkeeper.conf
+    #: ships 256 MiB; small steps suit a bookie whose journal shares the disk.
+    flush_entry_log_bytes: int = field(default=MB, metadata=conf_key("flushEntrylogBytes"))
     #: how often a checkpoint flushes the write cache to the entry logs and moves the
     #: LastLogMark (which lets the journal behind it go).
     flush_interval_ms: int = field(default=60_000, metadata=conf_key("flushInterval"))

@@ -63,13 +63,17 @@ class EntryLogWriter:
     """Appends records to its current log and rotates past ``size_limit`` bytes.
 
     ``sizes`` is shared with the storage: it learns each log's size as records are appended.
-    Nothing written is durable before ``sync``.
+    Nothing written is durable before ``sync``; every ``sync_every`` bytes written (0: never)
+    the current log is fdatasynced on the way, so that a journal sharing the disk never waits
+    for more than that much of it (see ``BookieConfig.flush_entry_log_bytes``).
     """
 
     def __init__(self, directory: Path, size_limit: int, ids: LogIds,
-                 sizes: dict[int, int]) -> None:
+                 sizes: dict[int, int], sync_every: int = 0) -> None:
         self._directory = directory
         self._size_limit = size_limit
+        self._sync_every = sync_every
+        self._written_since_sync = 0
         self._ids = ids
         self._sizes = sizes
         self.current_log_id = -1
@@ -120,9 +124,9 @@ class EntryLogWriter:
                 runs.append((self.current_log_id, offsets))
             if self._pending_bytes >= _WRITE_CHUNK or stop < len(entries):
                 if pause is None:
-                    self._write_pending()
+                    self._write_chunk()
                 else:
-                    pause.released(self._write_pending)
+                    pause.released(self._write_chunk)
                     pause()
             start = stop
         return runs
@@ -138,7 +142,7 @@ class EntryLogWriter:
         self._size += record_size
         self._sizes[self.current_log_id] = self._size
         if self._pending_bytes >= _WRITE_CHUNK:
-            self._write_pending()
+            self._write_chunk()
         return offset
 
     def sync(self) -> None:
@@ -149,6 +153,7 @@ class EntryLogWriter:
             if log_id != self.current_log_id:
                 os.close(fd)
         self._unsynced = {self.current_log_id: self._fd} if self._fd >= 0 else {}
+        self._written_since_sync = 0
         if self._created_log:
             fsync_directory(self._directory)
             self._created_log = False
@@ -171,6 +176,7 @@ class EntryLogWriter:
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         self._unsynced[self.current_log_id] = self._fd
         self._size = 0
+        self._written_since_sync = 0
         self._sizes[self.current_log_id] = 0
         self._created_log = True
         logger.debug("entry log now writing %s", path)
@@ -179,8 +185,16 @@ class EntryLogWriter:
         if not self._pending:
             return
         pwrite_all(self._fd, b"".join(self._pending), self._size - self._pending_bytes)
+        self._written_since_sync += self._pending_bytes
         self._pending = []
         self._pending_bytes = 0
+
+    def _write_chunk(self) -> None:
+        """Write what is pending, and sync the log if ``sync_every`` bytes went unsynced."""
+        self._write_pending()
+        if 0 < self._sync_every <= self._written_since_sync:
+            os.fdatasync(self._fd)
+            self._written_since_sync = 0
 
 
 def open_log(directory: Path, log_id: int) -> int:

@@ -112,7 +112,7 @@ class GarbageCollector:
         """Copy each log's live records to new logs and make them durable."""
         storage = self._storage
         writer = EntryLogWriter(storage.directory, self._config.entry_log_size_limit,
-                                storage.log_ids, storage.log_sizes)
+                                storage.log_ids, storage.log_sizes, self._config.flush_entry_log_bytes)
         moves: list[Move] = []
         for log_id, entries in live_entries.items():
             try:

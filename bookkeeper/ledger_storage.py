@@ -38,7 +38,7 @@ Found = bytes | EntryLocation
 class EntryLogStorage:
     """Entries of all ledgers: cached until flushed, then in entry logs found by the index."""
 
-    def __init__(self, ledger_dir: Path, log_size_limit: int) -> None:
+    def __init__(self, ledger_dir: Path, log_size_limit: int, sync_every: int = 0) -> None:
         self.directory = ledger_dir
         self.lock = threading.Lock()
         self.index = LedgerIndex(ledger_dir / "index", self.lock)
@@ -46,6 +46,7 @@ class EntryLogStorage:
         self.log_sizes: dict[int, int] = {}
         self.log_ids = LogIds(0)
         self._log_size_limit = log_size_limit
+        self._sync_every = sync_every
         self.flush_writer: EntryLogWriter | None = None
         self._cache = WriteCache()
         self._flushing: WriteCache | None = None
@@ -59,7 +60,7 @@ class EntryLogStorage:
         self.index.load(live_ledgers, self.log_sizes)
         self.log_ids = LogIds(max(self.log_sizes, default=-1) + 1)
         self.flush_writer = EntryLogWriter(self.directory, self._log_size_limit, self.log_ids,
-                                           self.log_sizes)
+                                           self.log_sizes, self._sync_every)
 
     # ---- event loop ----------------------------------------------------------------------
 

@@ -85,6 +85,30 @@ def test_a_damaged_record_fails_its_crc_and_a_removed_log_is_reported(tmp_path: 
         open_log(tmp_path, location.log_id)
 
 
+def test_a_log_is_synced_on_the_way_every_so_many_bytes(tmp_path: Path, monkeypatch) -> None:
+    """flushEntrylogBytes: a journal on the same disk never waits for a whole flush's data."""
+    synced: list[int] = []
+    real_fdatasync = os.fdatasync
+    monkeypatch.setattr(os, "fdatasync", lambda fd: (synced.append(fd), real_fdatasync(fd))[1])
+    entries = [bytes([i % 256]) * 4000 for i in range(768)]   # 3 chunks of records, the last not full
+    crcs = [record_crc(7, entry_id, data) for entry_id, data in enumerate(entries)]
+
+    for sync_every, on_the_way in ((0, 0), (512 * 1024, 2), (64 * 1024 * 1024, 0)):
+        synced.clear()
+        writer = EntryLogWriter(tmp_path / str(sync_every), 1 << 30, LogIds(0), {}, sync_every)
+        (tmp_path / str(sync_every)).mkdir()
+        [(log_id, offsets)] = writer.append_records(7, 0, entries, crcs)
+        assert len(synced) == on_the_way
+        writer.sync()   # durable all the same, on the way or not
+        assert len(synced) == on_the_way + 1
+        writer.close()
+        fd = open_log(tmp_path / str(sync_every), log_id)
+        try:
+            assert read_record(fd, 7, 767, offsets[767], len(entries[767])).endswith(entries[767])
+        finally:
+            os.close(fd)
+
+
 def persisted_index(directory: Path, ledger_id: int, locations: list[EntryLocation]) -> Path:
     index = LedgerIndex(directory, threading.Lock())
     directory.mkdir(exist_ok=True)
