@@ -184,7 +184,7 @@ class EntryLogWriter:
     def _write_pending(self) -> None:
         if not self._pending:
             return
-        pwrite_all(self._fd, b"".join(self._pending), self._size - self._pending_bytes)
+        pwrite_all(self._fd, self._pending, self._size - self._pending_bytes)
         self._written_since_sync += self._pending_bytes
         self._pending = []
         self._pending_bytes = 0

@@ -270,7 +270,7 @@ class LedgerIndex:
 
     def persist(self, ledger_id: int, first_entry_id: int, words: array) -> None:
         """Write records for entries first_entry_id.. (durable after ``sync``)."""
-        pwrite_all(self._open_for_write(ledger_id), _to_disk(words), first_entry_id * RECORD_SIZE)
+        pwrite_all(self._open_for_write(ledger_id), [_to_disk(words)], first_entry_id * RECORD_SIZE)
 
     def sync(self) -> None:
         for fd in self._dirty.values():

@@ -53,8 +53,9 @@ def disk_full(*_args, **_kwargs) -> None:
     raise OSError(errno.ENOSPC, "No space left on device (injected)")
 
 
-def half_written_then_disk_full(fd: int, buffer, offset: int) -> None:
-    ORIGINAL_PWRITE_ALL(fd, memoryview(buffer)[: len(buffer) // 2], offset)
+def half_written_then_disk_full(fd: int, buffers, offset: int) -> None:
+    data = b"".join(buffers)
+    ORIGINAL_PWRITE_ALL(fd, [data[: len(data) // 2]], offset)
     disk_full()
 
 
@@ -64,9 +65,9 @@ def give_way_dying_once_records_are_written():
     records, have written nothing)."""
     written: list[int] = []
 
-    def pwrite_and_note(fd: int, buffer, offset: int) -> None:
-        ORIGINAL_PWRITE_ALL(fd, buffer, offset)
-        written.append(len(buffer))
+    def pwrite_and_note(fd: int, buffers, offset: int) -> None:
+        ORIGINAL_PWRITE_ALL(fd, buffers, offset)
+        written.append(sum(map(len, buffers)))
 
     class DyingGiveWay(give_way.GiveWay):
         def __call__(self) -> None:

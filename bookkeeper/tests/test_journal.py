@@ -240,3 +240,31 @@ async def test_journal_pages_stay_cached_when_configured(tmp_path: Path, monkeyp
         for i in range(10):
             await ledger.add_entry(bytes([i]) * 300_000)
     assert calls == []
+
+
+def test_gathered_writes_survive_short_writes_and_more_buffers_than_one_call_takes(tmp_path: Path,
+                                                                                  monkeypatch) -> None:
+    """pwrite_all hands its buffers to pwritev without joining them: IOV_MAX at a time, and
+    after a short write it carries on from the byte where the write ended."""
+    parts = [bytes([i % 251]) * (1 + i % 7) for i in range(2 * journal_module.IOV_MAX + 5)]
+    real_pwritev = os.pwritev
+    calls: list[int] = []
+
+    def short_pwritev(fd: int, buffers, offset: int) -> int:   # at most 1000 bytes a call
+        calls.append(len(buffers))
+        kept, room = [], 1000
+        for buffer in buffers:
+            kept.append(memoryview(buffer)[:room])
+            room -= len(kept[-1])
+            if not room:
+                break
+        return real_pwritev(fd, kept, offset)
+
+    monkeypatch.setattr(journal_module.os, "pwritev", short_pwritev)
+    fd = os.open(tmp_path / "gathered", os.O_RDWR | os.O_CREAT)
+    try:
+        journal_module.pwrite_all(fd, parts, 10)
+        assert os.pread(fd, 10 + sum(map(len, parts)), 0) == bytes(10) + b"".join(parts)
+    finally:
+        os.close(fd)
+    assert max(calls) <= journal_module.IOV_MAX and len(calls) > sum(map(len, parts)) // 1000
