@@ -10,7 +10,8 @@ each case against one broker and then the other (the order rotating), for --roun
 Per case it records msg/s, publish latency percentiles, broker CPU per message (utime+stime from
 /proc/PID/stat over the case), the load tool's CPU per message (the client's share of the two
 cores) and the broker's peak RSS; it prints medians and pulsard/Pulsar ratios. The fixed-rate
-case runs at half of pulsard's max unbatched rate in round 1, on both.
+case runs at half of pulsard's max unbatched rate in round 1, on both; its per-round line adds
+the p99 of its three worst 100-ms windows (one stall or a spread tail).
 If the reference cannot start (no jars, no java), pulsard runs alone and the reason is printed.
 The broker's sources are byte-compiled first, as an installed package is (see startup.py).
 --baseline DIR adds a third broker, pulsard from another source tree (`git archive C | tar -x`),
@@ -151,6 +152,10 @@ def run_case(loadgen: Path, broker: _broker.Broker, args: list[str],
     result["others_s"] = others_cpu
     result["faults"] = faults
     result["rss_mib"] = rss.peak_kib / 1024
+    windows = [float(line.split("p99_ms=")[1].split()[0]) for line in proc.stderr.splitlines()
+               if line.startswith("window_ms=")]
+    if windows:   # -windows: whether a p99 is one stall or spread over the run
+        result["worst_windows_ms"] = sorted(windows, reverse=True)[:3]
     return result
 
 
@@ -161,10 +166,15 @@ def cases(args, round_no: int, fixed_rate: float) -> list[tuple[str, list[str]]]
         ("batched 16 topics", ["produce", "-prefix", f"b16-{p}", "-topics", "16", "-batched",
                                "-messages", str(args.batched)]),
         ("unbatched 1 topic", ["produce", "-prefix", f"u1-{p}", "-messages", str(args.unbatched)]),
-        ("unbatched fixed rate", ["produce", "-prefix", f"uf-{p}", "-rate", f"{fixed_rate:.0f}",
+        ("unbatched fixed rate", ["produce", "-prefix", f"uf-{p}", "-rate", f"{fixed_rate:.0f}", "-windows", "100ms",
                                    "-messages", str(int(fixed_rate * args.fixed_seconds))]),
         ("catch-up read", ["consume", "-prefix", f"b1-{p}", "-messages", str(min(args.catchup, args.batched))]),
     ]
+
+
+def _worst_windows(result: dict) -> str:
+    worst = result.get("worst_windows_ms")
+    return f" worst 100-ms windows p99 {', '.join(f'{w:.1f}' for w in worst)} ms" if worst else ""
 
 
 def start(broker: _broker.Broker, timeout: float) -> tuple[float, float]:
@@ -267,7 +277,7 @@ def main(argv=None) -> int:
                               f"{r['cpu_us']:6.1f} us/msg ({r['sys_us']:.1f} sys, client {r['client_us']:.1f}) "
                               f"p99 {r.get('p99_ms', 0):7.1f} ms idle brokers {r['others_s']:.1f} s "
                               f"{r['faults'] / r['msgs']:.2f} faults/msg "
-                              f"rss {r['rss_mib']:.0f}M", flush=True)
+                              f"rss {r['rss_mib']:.0f}M" + _worst_windows(r), flush=True)
             fixed = f"fixed rate {fixed_rate:,.0f} msg/s; " if fixed_rate else ""
             print(f"\nmedians of {args.rounds} rounds; {fixed}load average after: {os.getloadavg()}")
             report(names, results, list(brokers))
