@@ -19,14 +19,12 @@ a few ms of Python could read as no user time at all and give no way.
 from __future__ import annotations
 
 import time
-from typing import Callable, TypeVar
+from typing import Callable
 
 #: Sleep this many times the interpreter time of each step: the work takes at most a fifth.
 SLEEP_PER_CPU = 4.0
 #: Entries per step of a pass over a whole write cache (a fraction of a ms of Python each).
 STEP_ENTRIES = 8192
-
-T = TypeVar("T")
 
 
 class GiveWay:
@@ -37,11 +35,11 @@ class GiveWay:
         self._released = 0.0
         self._since = time.thread_time()
 
-    def released(self, call: Callable[[], T]) -> T:
+    def released(self, call: Callable[[], None]) -> None:
         """Run ``call``, which releases the interpreter (a write): its CPU time is not slept off."""
         started = time.thread_time()
         try:
-            return call()
+            call()
         finally:
             self._released += time.thread_time() - started
 

@@ -84,12 +84,13 @@ def summarize(words: array) -> tuple[int, collections.Counter[int]]:
     with an object per entry, and a few ms so."""
     halves = array("I", words.tobytes())   # per entry: length, log id + 1, then the offset
     lengths, tags = (halves[0::4], halves[1::4]) if sys.byteorder == "little" else (halves[1::4], halves[0::4])
+    total_size = sum(lengths)
     live: collections.Counter[int] = collections.Counter()
     for tag in set(tags):
         count = tags.count(tag)
-        data = sum(lengths) if count == len(tags) else sum(compress(lengths, map(tag.__eq__, tags)))
+        data = total_size if count == len(tags) else sum(compress(lengths, map(tag.__eq__, tags)))
         live[tag - 1] = data + count * HEADER_SIZE
-    return sum(lengths), live
+    return total_size, live
 
 
 def _to_disk(words: array) -> bytes:
