@@ -9,9 +9,10 @@
 // "msgs=N seconds=S rate=R p50_ms=.. p95_ms=.. p99_ms=.. max_ms=.." (publish latency: from
 // SendAsync to its receipt). -windows D (e.g. 100ms) also prints, to stderr, one line per window of
 // D by send time: messages sent in it and their p50/p99/max latency, to place a tail in time.
-// consume reads -messages from the earliest position of each topic (a catch-up read of a backlog) and prints "msgs=N seconds=S rate=R". -queue is the consumer's
-// receiver queue (the client's default, 1000, holds one 1000-message batch; a broker that counts
-// permits as entries, as Pulsar does by default, sends batches ahead of it anyway).
+// consume reads -messages from the earliest position of each topic (a catch-up read of a backlog)
+// and prints "msgs=N seconds=S rate=R". -queue is the consumer's receiver queue (the client's
+// default, 1000, holds one 1000-message batch; a broker that counts permits as entries, as Pulsar
+// does by default, sends batches ahead of it anyway).
 package main
 
 import (
