@@ -21,7 +21,7 @@ from pathlib import Path
 
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
-from protocol.codec import Frame, FrameDecoder, ProtocolError, encode_command, encode_payload_frame
+from protocol.codec import Frame, FrameDecoder, ProtocolError, Send, encode_command, encode_payload_frame
 from protocol.receipts import SendReceipts
 
 FIXTURE = Path(__file__).parent / "fixtures" / "python_client_frames.json"
@@ -75,7 +75,7 @@ class FakeBroker:
         self.port: int = self._listener.getsockname()[1]
         self.url = f"pulsar://127.0.0.1:{self.port}"
         self.streams: list[bytearray] = []  # raw bytes received, one per connection
-        self.frames: list[Frame] = []
+        self.frames: list[Frame | Send] = []
         self.errors: list[str] = []
         self._entries: list[bytes] = []
         self._lock = threading.Lock()
@@ -126,7 +126,7 @@ class FakeBroker:
                 stream += data
                 decoder.receive_data(data)
                 try:
-                    while (frame := decoder.next_frame()) is not None:
+                    for frame in decoder.next_frames():
                         with self._lock:
                             self.frames.append(frame)
                         for chunk in self._answer(frame, delivered):
@@ -135,7 +135,9 @@ class FakeBroker:
                     self.errors.append(str(exc))
                     return
 
-    def _answer(self, frame: Frame, delivered: dict[int, int]) -> list[bytes]:
+    def _answer(self, frame: Frame | Send, delivered: dict[int, int]) -> list[bytes]:
+        if isinstance(frame, Send):
+            return self._store(frame, delivered)
         cmd = frame.command
         kind = cmd.type
         if kind == _T.CONNECT:
@@ -149,8 +151,6 @@ class FakeBroker:
             body = cmd.producer
             name = body.producer_name or f"fake-{body.producer_id}"
             return [encode_command(commands.producer_success(body.request_id, name))]
-        if kind == _T.SEND:
-            return self._store(frame, delivered)
         if kind == _T.SUBSCRIBE:
             delivered.setdefault(cmd.subscribe.consumer_id, 0)
             return [encode_command(commands.success(cmd.subscribe.request_id))]
@@ -166,16 +166,15 @@ class FakeBroker:
             return [encode_command(commands.pong())]
         return []
 
-    def _store(self, frame: Frame, delivered: dict[int, int]) -> list[bytes]:
-        send = frame.command.send
-        if not frame.checksum_ok:
+    def _store(self, send: Send, delivered: dict[int, int]) -> list[bytes]:
+        if not send.checksum_ok:
             error = commands.send_error(send.producer_id, send.sequence_id, pb.ChecksumError, "bad checksum")
             return [encode_command(error)]
         with self._lock:
-            self._entries.append(frame.entry)
+            self._entries.append(send.entry)
             entry_id = len(self._entries) - 1
-        highest = send.highest_sequence_id if send.HasField("highest_sequence_id") else send.sequence_id
-        receipt = SendReceipts(send.producer_id).encode(send.sequence_id, highest, LEDGER_ID, entry_id)
+        receipt = SendReceipts(send.producer_id).encode(send.sequence_id, send.highest_sequence_id, LEDGER_ID,
+                                                        entry_id)
         return [receipt, *self._deliver(delivered)]
 
     def _deliver(self, delivered: dict[int, int]) -> list[bytes]:
@@ -227,10 +226,11 @@ def write_fixture() -> None:
         for raw in split_frames(bytes(stream)):
             decoder = FrameDecoder(len(raw))
             decoder.receive_data(raw)
-            command = decoder.next_frame().command
-            kind = _T.Type.Name(command.type)
-            if command.type == _T.SEND and command.send.num_messages > 1:
-                kind = "SEND_BATCH"
+            (frame,) = decoder.next_frames()
+            if isinstance(frame, Send):
+                kind = "SEND_BATCH" if frame.num_messages > 1 else "SEND"
+            else:
+                kind = _T.Type.Name(frame.command.type)
             frames.setdefault(kind, raw.hex())
     import pulsar  # only to name the client version in the fixture
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import struct
 
+import crc32c
+
 from protocol import pulsar_api_pb2 as pb
-from protocol.codec import Frame, FrameDecoder, encode_command, encode_payload_frame
+from protocol.codec import Frame, FrameDecoder, Send, encode_command, encode_payload_frame
 from protocol.entry import make_entry
 
 MAX_FRAME = 5 * 1024 * 1024 + 10 * 1024
@@ -28,6 +30,12 @@ def send_frame(sequence_id: int = 0, payload: bytes = b"payload") -> bytes:
     return header + entry
 
 
+def entry_around(metadata_bytes: bytes, payload: bytes = b"payload") -> bytes:
+    """An entry with a correct checksum around any metadata bytes, well formed or not."""
+    bare = struct.pack(">I", len(metadata_bytes)) + metadata_bytes + payload
+    return struct.pack(">HI", 0x0E01, crc32c.crc32c(bare)) + bare
+
+
 def flow_frame(permits: int = 1000) -> bytes:
     cmd = pb.BaseCommand(type=pb.BaseCommand.FLOW)
     cmd.flow.consumer_id = 3
@@ -40,11 +48,16 @@ def raw_frame(command_bytes: bytes, rest: bytes = b"") -> bytes:
     return struct.pack(">II", 4 + len(command_bytes) + len(rest), len(command_bytes)) + command_bytes + rest
 
 
-def decode_all(data: bytes, max_frame_size: int = MAX_FRAME) -> list[Frame]:
+def kind(frame: Frame | Send) -> int:
+    """The frame's command type (a Send has no BaseCommand)."""
+    return pb.BaseCommand.SEND if isinstance(frame, Send) else frame.command.type
+
+
+def decode_all(data: bytes, max_frame_size: int = MAX_FRAME) -> list[Frame | Send]:
     decoder = FrameDecoder(max_frame_size)
     decoder.receive_data(data)
     frames = []
-    while (frame := decoder.next_frame()) is not None:
-        frames.append(frame)
+    while batch := decoder.next_frames():
+        frames += batch
     assert decoder.buffered == 0
     return frames

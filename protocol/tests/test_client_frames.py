@@ -12,12 +12,13 @@ import json
 import pytest
 
 from protocol import pulsar_api_pb2 as pb
-from protocol.codec import Frame
+from protocol.codec import Frame, Send
 from protocol.entry import payload_of, read_metadata
 from protocol.tests.fake_broker import FIXTURE, LEDGER_ID, FakeBroker, run_client
-from protocol.tests.framing import decode_all
+from protocol.tests.framing import decode_all, kind
 
 T = pb.BaseCommand
+pytestmark = pytest.mark.usefixtures("decoding")
 TOPIC = "persistent://public/default/capture"
 EXPECTED_RECEIVED = [
     ["hello", f"({LEDGER_ID},0,-1,-1)"],
@@ -44,8 +45,8 @@ def check_producer(frame: Frame) -> None:
     assert producer.topic == TOPIC and producer.producer_name == "capture-producer"
 
 
-def check_plain_send(frame: Frame) -> None:
-    assert frame.checksum_ok and frame.command.send.num_messages == 1
+def check_plain_send(frame: Send) -> None:
+    assert frame == Send(frame.producer_id, frame.sequence_id, frame.sequence_id, 1, False, frame.entry, True, None)
     metadata = read_metadata(frame.entry)
     assert metadata.producer_name == "capture-producer"
     assert metadata.partition_key == "k1"
@@ -53,8 +54,8 @@ def check_plain_send(frame: Frame) -> None:
     assert bytes(payload_of(frame.entry)) == b"hello"
 
 
-def check_batch_send(frame: Frame) -> None:
-    assert frame.checksum_ok and frame.command.send.num_messages == 3
+def check_batch_send(frame: Send) -> None:
+    assert frame.checksum_ok and frame.metadata_error is None and frame.num_messages == 3
     assert read_metadata(frame.entry).num_messages_in_batch == 3
 
 
@@ -75,7 +76,7 @@ def check_ack(frame: Frame) -> None:
     assert {(m.ledgerId, m.entryId) for m in ack.message_id} <= {(LEDGER_ID, 0), (LEDGER_ID, 1)}
 
 
-def decode_fixture(name: str) -> Frame:
+def decode_fixture(name: str) -> Frame | Send:
     raw = bytes.fromhex(json.loads(FIXTURE.read_text())["frames"][name])
     (frame,) = decode_all(raw)
     return frame
@@ -97,7 +98,7 @@ def test_fixture_frames() -> None:
 def test_fixture_frames_one_byte_at_a_time() -> None:
     frames = json.loads(FIXTURE.read_text())["frames"]
     stream = b"".join(bytes.fromhex(raw) for raw in frames.values())
-    assert [T.Type.Name(f.command.type) for f in decode_all(stream)] == [
+    assert [T.Type.Name(kind(f)) for f in decode_all(stream)] == [
         name if name != "SEND_BATCH" else "SEND" for name in frames
     ]
 
@@ -111,9 +112,9 @@ def test_live_client_session() -> None:
 
     frames = [frame for stream in broker.streams for frame in decode_all(bytes(stream))]
     assert len(frames) == len(broker.frames)
-    by_type: dict[int, list[Frame]] = {}
+    by_type: dict[int, list[Frame | Send]] = {}
     for frame in frames:
-        by_type.setdefault(frame.command.type, []).append(frame)
+        by_type.setdefault(kind(frame), []).append(frame)
     check_connect(by_type[T.CONNECT][0])
     check_lookups(by_type[T.PARTITIONED_METADATA] + by_type[T.LOOKUP])
     check_producer(by_type[T.PRODUCER][0])

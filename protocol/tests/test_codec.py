@@ -10,21 +10,23 @@ from google.protobuf.message import EncodeError
 
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
-from protocol.codec import Frame, FrameDecoder, ProtocolError, encode_command, encode_payload_frame
+from protocol.codec import Frame, FrameDecoder, ProtocolError, Send, encode_command, encode_payload_frame
 from protocol.entry import make_entry
-from protocol.tests.framing import MAX_FRAME, decode_all, flow_frame, metadata, raw_frame, send_command, send_frame
+from protocol.tests.framing import (MAX_FRAME, decode_all, entry_around, flow_frame, kind, metadata, raw_frame,
+                                    send_command, send_frame)
+
+pytestmark = pytest.mark.usefixtures("decoding")
 
 MIXED = [encode_command(commands.ping()), send_frame(1, b"x" * 300), flow_frame(), send_frame(2, b""), encode_command(commands.pong())]
 MIXED_TYPES = [pb.BaseCommand.PING, pb.BaseCommand.SEND, pb.BaseCommand.FLOW, pb.BaseCommand.SEND, pb.BaseCommand.PONG]
 
 
-def feed_in_pieces(data: bytes, size: int) -> list[Frame]:
+def feed_in_pieces(data: bytes, size: int) -> list[Frame | Send]:
     decoder = FrameDecoder(MAX_FRAME)
     frames = []
     for start in range(0, len(data), size):
         decoder.receive_data(data[start:start + size])
-        while (frame := decoder.next_frame()) is not None:
-            frames.append(frame)
+        frames += decoder.next_frames()
     assert decoder.buffered == 0
     return frames
 
@@ -50,7 +52,7 @@ def test_simple_frame_layout() -> None:
 @pytest.mark.parametrize("size", [1, 2, 3, 5, 7, 64, 1 << 20])
 def test_chunking_does_not_matter(size: int) -> None:
     frames = feed_in_pieces(b"".join(MIXED), size)
-    assert [f.command.type for f in frames] == MIXED_TYPES
+    assert [kind(f) for f in frames] == MIXED_TYPES
     assert frames == decode_all(b"".join(MIXED))
 
 
@@ -60,16 +62,15 @@ def test_one_byte_at_a_time_yields_each_frame_exactly_when_complete() -> None:
     decoder = FrameDecoder(MAX_FRAME)
     for position in range(1, len(data) + 1):
         decoder.receive_data(data[position - 1:position])
-        frame = decoder.next_frame()
-        assert (frame is not None) == (position in ends)
-        assert decoder.next_frame() is None
+        assert len(decoder.next_frames()) == (position in ends)
+        assert decoder.next_frames() == []
 
 
 def test_many_frames_in_one_chunk() -> None:
     data = b"".join(send_frame(i) if i % 2 else flow_frame(i) for i in range(2000))
     frames = decode_all(data)
     assert len(frames) == 2000
-    assert frames[1].command.send.sequence_id == 1
+    assert frames[1].sequence_id == 1
     assert frames[1998].command.flow.messagePermits == 1998
 
 
@@ -85,14 +86,14 @@ def test_accepts_bytearray_and_memoryview_and_copies_them() -> None:
     decoder.receive_data(memoryview(buffer)[:10])
     decoder.receive_data(buffer[10:])
     buffer[:] = bytes(len(buffer))  # the caller reuses its buffer
-    frame = decoder.next_frame()
-    assert frame.command.send.sequence_id == 5 and frame.checksum_ok
+    (frame,) = decoder.next_frames()
+    assert frame.sequence_id == 5 and frame.checksum_ok
 
 
 def test_empty_data_is_ignored() -> None:
     decoder = FrameDecoder(MAX_FRAME)
     decoder.receive_data(b"")
-    assert decoder.next_frame() is None and decoder.buffered == 0
+    assert decoder.next_frames() == [] and decoder.buffered == 0
 
 
 def test_oversize_frame_is_refused_from_its_header() -> None:
@@ -167,14 +168,55 @@ def test_decoder_stays_failed() -> None:
     assert decoder.buffered == 0
 
 
+def test_frames_before_a_failure_are_returned_then_it_is_raised() -> None:
+    decoder = FrameDecoder(MAX_FRAME)
+    decoder.receive_data(send_frame(1) + flow_frame() + raw_frame(b"\xff\xff\xff\xff") + send_frame(2))
+    assert [kind(f) for f in decoder.next_frames()] == [pb.BaseCommand.SEND, pb.BaseCommand.FLOW]
+    with pytest.raises(ProtocolError, match="failed earlier"):
+        decoder.next_frames()
+
+
 # --- payload frames ----------------------------------------------------------------
 
 
 def test_send_with_good_checksum() -> None:
     entry = make_entry(metadata(7), b"hello")
-    header, same = encode_payload_frame(send_command(sequence_id=7), entry)
+    header, same = encode_payload_frame(send_command(producer_id=4, sequence_id=7), entry)
     (frame,) = decode_all(header + same)
-    assert frame.checksum_ok and frame.entry == entry and type(frame.entry) is bytes
+    assert frame == Send(4, 7, 7, 1, False, entry, True, None) and type(frame.entry) is bytes
+
+
+def test_send_fields_the_broker_reads() -> None:
+    cmd = send_command(producer_id=2**64 - 1, sequence_id=10)
+    cmd.send.highest_sequence_id = 19
+    cmd.send.num_messages = -3   # an int32 on the wire: ten bytes of varint
+    cmd.send.is_chunk = True
+    cmd.send.txnid_least_bits = 5
+    header, entry = encode_payload_frame(cmd, make_entry(metadata(10), b"x"))
+    (frame,) = decode_all(header + entry)
+    assert frame == Send(2**64 - 1, 10, 19, -3, True, entry, True, None)
+
+
+def test_send_with_metadata_lacking_a_required_field_is_reported_not_raised() -> None:
+    meta = pb.MessageMetadata(sequence_id=1, publish_time=1)
+    entry = entry_around(meta.SerializePartialToString())
+    (frame,) = decode_all(raw_frame(send_command().SerializeToString(), entry))
+    assert frame.checksum_ok and "producer_name" in frame.metadata_error and frame.entry == entry
+
+
+def test_send_with_a_property_lacking_its_value_is_reported_not_raised() -> None:
+    meta = metadata(properties=[pb.KeyValue(key="k", value="v")])
+    without_value = meta.SerializeToString().replace(b"\x22\x06\x0a\x01k\x12\x01v", b"\x22\x03\x0a\x01k")
+    entry = entry_around(without_value)
+    (frame,) = decode_all(raw_frame(send_command().SerializeToString(), entry))
+    assert frame.checksum_ok and "properties[0].value" in frame.metadata_error
+
+
+def test_send_with_bad_utf8_in_metadata_is_reported_not_raised() -> None:
+    good = metadata(partition_key="k\u00e9").SerializeToString()
+    entry = entry_around(good.replace("k\u00e9".encode(), b"k\xc3\x28"))
+    (frame,) = decode_all(raw_frame(send_command().SerializeToString(), entry))
+    assert frame.checksum_ok and "does not parse" in frame.metadata_error
 
 
 def test_send_with_bad_checksum_is_reported_not_raised() -> None:
@@ -182,7 +224,7 @@ def test_send_with_bad_checksum_is_reported_not_raised() -> None:
     data[-1] ^= 0x01
     (frame,) = decode_all(bytes(data))
     assert not frame.checksum_ok
-    assert frame.command.send.sequence_id == 3
+    assert frame.sequence_id == 3
     assert frame.entry == bytes(data[-len(frame.entry):])
 
 

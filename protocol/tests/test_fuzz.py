@@ -8,14 +8,17 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
+
 from protocol import commands
-from protocol.codec import FrameDecoder, ProtocolError, encode_command
+from protocol.codec import FrameDecoder, ProtocolError, Send, encode_command
 from protocol.entry import payload_of, read_metadata, verify_checksum
 from protocol.tests.fake_broker import FIXTURE
 from protocol.tests.framing import flow_frame, send_frame
 
 ITERATIONS = 3000
 MAX_FRAME = 64 * 1024
+pytestmark = pytest.mark.usefixtures("decoding")
 
 VALID_FRAMES = [
     send_frame(1, b"hello"),
@@ -36,8 +39,12 @@ def decode_chunked(data: bytes, rng: random.Random) -> None:
             step = rng.randint(1, 64)
             decoder.receive_data(data[position:position + step])
             position += step
-            while (frame := decoder.next_frame()) is not None:
-                if frame.entry is not None and frame.checksum_ok:
+            for frame in decoder.next_frames():
+                if isinstance(frame, Send):
+                    if frame.checksum_ok and frame.metadata_error is None:
+                        read_metadata(frame.entry)   # must not raise: the decoder vouched for it
+                        payload_of(frame.entry)
+                elif frame.entry is not None and frame.checksum_ok:
                     read_metadata(frame.entry)
                     payload_of(frame.entry)
     except ProtocolError:

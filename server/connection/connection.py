@@ -18,9 +18,8 @@ from typing import TYPE_CHECKING, Awaitable, Callable
 from managed_ledger.position import Position
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
-from protocol.codec import Frame, FrameDecoder, ProtocolError, encode_command
+from protocol.codec import Frame, FrameDecoder, ProtocolError, Send, encode_command
 from protocol.commands import negotiate_protocol_version
-from protocol.entry import read_metadata
 from server.errors import BrokerError, MetadataError, NotAllowed, ServiceNotReady, server_error_of
 from server.security.authorization import CONSUME, LOOKUP, PRODUCE
 from server.security.client_auth import ClientAuth
@@ -105,8 +104,12 @@ class Connection(asyncio.Protocol):
         self._heard_from_peer = True
         self._decoder.receive_data(data)
         try:
-            while (frame := self._decoder.next_frame()) is not None:
-                self._handle(frame)
+            while frames := self._decoder.next_frames():
+                for frame in frames:
+                    if type(frame) is Send:
+                        self._on_send(frame)
+                    else:
+                        self._handle(frame)
         except ProtocolError as exc:
             log.warning("closing connection from %s: %s", self.remote, exc)
             self.abort()
@@ -216,15 +219,18 @@ class Connection(asyncio.Protocol):
 
     def _handle(self, frame: Frame) -> None:
         command = frame.command
-        if not self._handshake_done and command.type != Cmd.CONNECT:
-            raise ProtocolError(f"expected CONNECT first, got {Cmd.Type.Name(command.type)}")
-        if self.auth.pending and command.type not in _BEFORE_AUTH:
-            raise ProtocolError(f"{Cmd.Type.Name(command.type)} before authentication completed")
+        self._check_allowed(command.type)
         handler = _HANDLERS.get(command.type)
         if handler is None:
             log.warning("unsupported command %s from %s", Cmd.Type.Name(command.type), self.remote)
             return
         handler(self, command, frame)
+
+    def _check_allowed(self, kind: int) -> None:
+        if not self._handshake_done and kind != Cmd.CONNECT:
+            raise ProtocolError(f"expected CONNECT first, got {Cmd.Type.Name(kind)}")
+        if self.auth.pending and kind not in _BEFORE_AUTH:
+            raise ProtocolError(f"{Cmd.Type.Name(kind)} before authentication completed")
 
     def _respond(self, request_id: int, work: Awaitable[Cmd | None], on_error: ErrorBuilder = commands.error,
                  answered: Callable[[], None] | None = None) -> None:
@@ -341,22 +347,21 @@ class Connection(asyncio.Protocol):
         self._queued_producers[producer.producer_id] = producer
         self.write(self._producer_success(request_id, producer, ready=False))
 
-    def _on_send(self, command: Cmd, frame: Frame) -> None:
-        send = command.send
+    def _on_send(self, send: Send) -> None:
+        if not self._handshake_done or self.auth.pending:
+            self._check_allowed(Cmd.SEND)   # raises
         producer = self._producers.get(send.producer_id)
-        entry = frame.entry
-        assert entry is not None
         if producer is None:
             self._on_send_without_producer(send.producer_id)
             return
-        if not frame.checksum_ok:
+        entry = send.entry
+        if not send.checksum_ok:
             self.write(commands.send_error(send.producer_id, send.sequence_id, pb.ChecksumError,
                                            "Checksum of the message does not match its content"))
             return
-        try:  # stored unreadable, it could never be dispatched: refused as a corrupt message
-            metadata = read_metadata(entry)
-        except ProtocolError as exc:
-            self.write(commands.send_error(send.producer_id, send.sequence_id, pb.ChecksumError, str(exc)))
+        if send.metadata_error is not None:   # refused as a corrupt message
+            self.write(commands.send_error(send.producer_id, send.sequence_id, pb.ChecksumError,
+                                           send.metadata_error))
             return
         payload_size = len(entry) - ENTRY_HEADER - int.from_bytes(entry[6:10], "big")
         if payload_size > self.config.max_message_size:
@@ -364,13 +369,11 @@ class Connection(asyncio.Protocol):
                 send.producer_id, send.sequence_id, pb.NotAllowedError,
                 f"Message of {payload_size} bytes exceeds maxMessageSize {self.config.max_message_size}"))
             return
-        sequence_id = send.sequence_id
-        highest = send.highest_sequence_id if send.HasField("highest_sequence_id") else sequence_id
         self._pending_publishes += 1
         if self._pending_publishes >= MAX_PENDING_PUBLISHES:
             self._block_reading("pending publishes")
         self.broker.publish_buffer.taken(self, len(entry))
-        producer.publish(sequence_id, highest, entry, metadata, send.num_messages, send.is_chunk)
+        producer.publish(send.sequence_id, send.highest_sequence_id, entry, send.num_messages, send.is_chunk)
 
     def _on_send_without_producer(self, producer_id: int) -> None:
         """As Pulsar: sends in flight when their producer was closed are dropped (the client
@@ -581,7 +584,6 @@ _HANDLERS: dict[int, Callable[[Connection, Cmd, Frame], None]] = {
     Cmd.LOOKUP: Connection._on_lookup,
     Cmd.PARTITIONED_METADATA: Connection._on_partitioned_metadata,
     Cmd.PRODUCER: Connection._on_producer,
-    Cmd.SEND: Connection._on_send,
     Cmd.CLOSE_PRODUCER: Connection._on_close_producer,
     Cmd.SUBSCRIBE: Connection._on_subscribe,
     Cmd.FLOW: Connection._on_flow,

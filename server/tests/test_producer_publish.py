@@ -42,7 +42,7 @@ def test_sends_refused_after_a_persistence_failure_still_complete():
         connection, topic = RecordingConnection(), FailingThenWorkingTopic()
         producer = Producer(producer_id=1, name="p", topic=topic, connection=connection, user_provided_name=True)
         for sequence_id in range(3):
-            producer.publish(sequence_id, sequence_id, b"entry", pb.MessageMetadata(), 1)
+            producer.publish(sequence_id, sequence_id, b"entry", 1)
             await asyncio.sleep(0)
         return connection, topic
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Callable
 from managed_ledger.errors import ManagedLedgerTerminatedError
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
+from protocol.entry import read_metadata
 from protocol.receipts import SendReceipts
 
 from .deduplication import DedupStatus, is_last_chunk_or_whole
@@ -55,12 +56,12 @@ class Producer:
     def __post_init__(self) -> None:
         self._receipts = SendReceipts(self.producer_id)
 
-    def publish(self, sequence_id: int, highest_sequence_id: int, entry: bytes, metadata: pb.MessageMetadata,
-                num_messages: int, is_chunk: bool = False) -> None:
-        """Append the entry (its metadata already parsed by the connection); the receipt is
+    def publish(self, sequence_id: int, highest_sequence_id: int, entry: bytes, num_messages: int,
+                is_chunk: bool = False) -> None:
+        """Append the entry (its metadata already checked by the connection); the receipt is
         written once it is durable, in arrival order."""
         deduplication = self.topic.deduplication
-        tracked = deduplication is not None and (not is_chunk or is_last_chunk_or_whole(metadata))
+        tracked = deduplication is not None and (not is_chunk or is_last_chunk_or_whole(read_metadata(entry)))
         if tracked:
             status = deduplication.check(self.name, sequence_id, highest_sequence_id)
             if status is not DedupStatus.NEW:

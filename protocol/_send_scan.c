@@ -1,0 +1,348 @@
+/* Native fast path for the commonest frame: a plain SEND with a checksummed entry.
+ *
+ * scan_sends(chunk, offset, max_frame_size, send_type, out) walks whole frames of `chunk`
+ * from `offset`, appends a `send_type` tuple for each SEND it can vouch for, and returns
+ * the offset of the first frame it leaves alone: an incomplete one, or one that is not a
+ * SEND of the shape below. Python (protocol/codec.py) decodes that frame as before, so
+ * this file never raises a protocol error and never decides one: it accepts only frames
+ * that the Python path would decode to exactly the same tuple without error, and leaves
+ * everything else (unknown or repeated fields, transactions' message ids, metadata with
+ * encryption keys, odd varints, bad UTF-8, a missing required field...) to it.
+ *
+ * The shape: BaseCommand {type = SEND, send}, CommandSend of scalar fields 1-8, then an entry
+ * [u16 0x0e01][u32 crc32c][u32 metaSize][MessageMetadata][payload] whose metadata holds only
+ * scalar, string and bytes fields and KeyValue properties. A checksum mismatch is reported
+ * (checksum_ok False) without looking at the metadata, as the Python path does.
+ *
+ * Written for x86-64: the CRC32C uses the SSE4.2 instruction, and where the CPU lacks it
+ * `available()` is False and the codec does not call scan_sends. Elsewhere the build of
+ * this optional extension fails and pulsard decodes every frame in Python.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#if !defined(__x86_64__) || !(defined(__GNUC__) || defined(__clang__))
+#error "the native SEND path is written for x86-64 (gcc or clang); pulsard runs on its Python path"
+#endif
+#include <nmmintrin.h>
+
+#define SEND_TYPE 6
+#define ENTRY_MAGIC 0x0e01
+#define ENTRY_HEADER 10 /* magic, crc32c, metaSize */
+
+enum wire_type { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
+
+typedef struct {
+    const uint8_t *p;
+    const uint8_t *end;
+} reader;
+
+static inline uint32_t be32(const uint8_t *p) {
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
+/* A varint of at most 10 bytes whose value fits 64 bits; anything else is left to Python. */
+static inline int read_varint(reader *r, uint64_t *out) {
+    uint64_t value = 0;
+    for (int shift = 0; shift < 64 && r->p < r->end; shift += 7) {
+        uint8_t byte = *r->p++;
+        if (shift == 63 && byte > 1)
+            return 0;
+        value |= (uint64_t)(byte & 0x7f) << shift;
+        if (!(byte & 0x80)) {
+            *out = value;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A field's tag; 0 at a malformed tag or field number 0. */
+static inline int read_tag(reader *r, uint32_t *number, uint32_t *wire) {
+    uint64_t tag;
+    if (!read_varint(r, &tag) || tag > UINT32_MAX || (tag >> 3) == 0)
+        return 0;
+    *number = (uint32_t)(tag >> 3);
+    *wire = (uint32_t)(tag & 7);
+    return 1;
+}
+
+/* A length-delimited field's bytes, as a sub-reader. */
+static inline int read_len(reader *r, reader *sub) {
+    uint64_t size;
+    if (!read_varint(r, &size) || size > (uint64_t)(r->end - r->p))
+        return 0;
+    sub->p = r->p;
+    sub->end = r->p + size;
+    r->p = sub->end;
+    return 1;
+}
+
+/* Valid UTF-8, judged by CPython's strict decoder (the rules upb's check applies too). */
+static int valid_utf8(const reader *s) {
+    for (const uint8_t *q = s->p; q < s->end; q++) {
+        if (*q & 0x80) {
+            PyObject *text = PyUnicode_DecodeUTF8((const char *)s->p, s->end - s->p, "strict");
+            if (text == NULL) {
+                PyErr_Clear();
+                return 0;
+            }
+            Py_DECREF(text);
+            return 1;
+        }
+    }
+    return 1;
+}
+
+static int read_string(reader *r, uint32_t wire) {
+    reader s;
+    return wire == WT_LEN && read_len(r, &s) && valid_utf8(&s);
+}
+
+/* KeyValue {required string key = 1; required string value = 2;} */
+static int check_key_value(reader *r) {
+    unsigned seen = 0;
+    uint32_t number, wire;
+    while (r->p < r->end) {
+        if (!read_tag(r, &number, &wire) || (number != 1 && number != 2) || !read_string(r, wire))
+            return 0;
+        seen |= 1u << number;
+    }
+    return seen == 6;
+}
+
+enum field_kind { NONE, VARINT, STRING, BYTES, KEY_VALUE };
+
+/* MessageMetadata fields this file checks; the rest (encryption keys, compacted batch
+ * indexes, unknown numbers) send the frame to Python. */
+static const uint8_t METADATA_FIELDS[33] = {
+    [1] = STRING, [2] = VARINT, [3] = VARINT, [4] = KEY_VALUE, [5] = STRING, [6] = STRING,
+    [7] = STRING, [8] = VARINT, [9] = VARINT, [11] = VARINT, [12] = VARINT, [14] = STRING,
+    [15] = BYTES, [16] = BYTES, [17] = VARINT, [18] = BYTES, [19] = VARINT, [20] = VARINT,
+    [22] = VARINT, [23] = VARINT, [24] = VARINT, [25] = VARINT, [26] = STRING, [27] = VARINT,
+    [28] = VARINT, [29] = VARINT, [30] = VARINT, [32] = BYTES,
+};
+
+/* Parses as MessageMetadata with producer_name, sequence_id and publish_time present. */
+static int check_metadata(reader r) {
+    unsigned required = 0;
+    uint32_t number, wire;
+    uint64_t value;
+    reader sub;
+    while (r.p < r.end) {
+        if (!read_tag(&r, &number, &wire) || number >= sizeof(METADATA_FIELDS))
+            return 0;
+        switch (METADATA_FIELDS[number]) {
+        case VARINT:
+            if (wire != WT_VARINT || !read_varint(&r, &value))
+                return 0;
+            break;
+        case STRING:
+            if (!read_string(&r, wire))
+                return 0;
+            break;
+        case BYTES:
+            if (wire != WT_LEN || !read_len(&r, &sub))
+                return 0;
+            break;
+        case KEY_VALUE:
+            if (wire != WT_LEN || !read_len(&r, &sub) || !check_key_value(&sub))
+                return 0;
+            break;
+        default:
+            return 0;
+        }
+        if (number <= 3)
+            required |= 1u << number;
+    }
+    return required == 14;
+}
+
+typedef struct {
+    uint64_t producer_id, sequence_id, highest_sequence_id;
+    int32_t num_messages;
+    int is_chunk;
+} send_fields;
+
+/* CommandSend of scalar fields only (no message_id), each at most once, required ones set. */
+static int read_send(reader r, send_fields *send) {
+    unsigned seen = 0;
+    uint32_t number, wire;
+    uint64_t value;
+    send->num_messages = 1;
+    send->is_chunk = 0;
+    while (r.p < r.end) {
+        if (!read_tag(&r, &number, &wire) || number < 1 || number > 8 || wire != WT_VARINT
+                || (seen & (1u << number)) || !read_varint(&r, &value))
+            return 0;
+        seen |= 1u << number;
+        switch (number) {
+        case 1: send->producer_id = value; break;
+        case 2: send->sequence_id = value; break;
+        case 3: send->num_messages = (int32_t)(uint32_t)value; break;
+        case 6: send->highest_sequence_id = value; break;
+        case 7: send->is_chunk = value != 0; break;
+        default: break;   /* txnid bits and marker: not read by the broker */
+        }
+    }
+    if ((seen & 6) != 6)
+        return 0;
+    if (!(seen & (1u << 6)))
+        send->highest_sequence_id = send->sequence_id;
+    return 1;
+}
+
+/* BaseCommand {type = SEND (1), send (6)}, each exactly once, nothing else. */
+static int read_command(reader r, send_fields *send) {
+    int have_type = 0, have_send = 0;
+    uint32_t number, wire;
+    uint64_t value;
+    reader body;
+    while (r.p < r.end) {
+        if (!read_tag(&r, &number, &wire))
+            return 0;
+        if (number == 1 && wire == WT_VARINT && !have_type) {
+            if (!read_varint(&r, &value) || value != SEND_TYPE)
+                return 0;
+            have_type = 1;
+        } else if (number == 6 && wire == WT_LEN && !have_send) {
+            if (!read_len(&r, &body))
+                return 0;
+            have_send = 1;
+        } else {
+            return 0;
+        }
+    }
+    return have_type && have_send && read_send(body, send);
+}
+
+__attribute__((target("sse4.2")))
+static uint32_t crc32c(const uint8_t *p, size_t n) {
+    uint64_t crc = 0xffffffffu;
+    for (; n >= 8; n -= 8, p += 8) {
+        uint64_t word;
+        memcpy(&word, p, 8);
+        crc = _mm_crc32_u64(crc, word);
+    }
+    uint32_t crc32 = (uint32_t)crc;
+    for (; n; n--, p++)
+        crc32 = _mm_crc32_u8(crc32, *p);
+    return ~crc32;
+}
+
+/* The tuple for one accepted SEND: the fields of protocol.codec.Send, in its order. */
+static PyObject *make_send(PyTypeObject *send_type, const send_fields *send, const uint8_t *entry,
+                           Py_ssize_t entry_size, int checksum_ok) {
+    PyObject *tuple = send_type->tp_alloc(send_type, 8);
+    if (tuple == NULL)
+        return NULL;
+    PyObject *items[8] = {
+        PyLong_FromUnsignedLongLong(send->producer_id),
+        PyLong_FromUnsignedLongLong(send->sequence_id),
+        PyLong_FromUnsignedLongLong(send->highest_sequence_id),
+        PyLong_FromLong(send->num_messages),
+        PyBool_FromLong(send->is_chunk),
+        PyBytes_FromStringAndSize((const char *)entry, entry_size),
+        PyBool_FromLong(checksum_ok),
+        Py_NewRef(Py_None),
+    };
+    for (int i = 0; i < 8; i++) {
+        if (items[i] == NULL) {
+            for (int j = 0; j < 8; j++)
+                Py_XDECREF(items[j]);
+            Py_DECREF(tuple);
+            return NULL;
+        }
+    }
+    for (int i = 0; i < 8; i++)
+        PyTuple_SET_ITEM(tuple, i, items[i]);
+    return tuple;
+}
+
+/* One frame at `frame` (`available` bytes on): 1 accepted (appended, *size set), 0 left to
+ * Python, -1 error (MemoryError and the like). */
+static int scan_one(const uint8_t *frame, Py_ssize_t available, Py_ssize_t max_frame_size,
+                    PyTypeObject *send_type, PyObject *out, Py_ssize_t *size) {
+    if (available < 8)
+        return 0;
+    uint32_t total = be32(frame), command_size = be32(frame + 4);
+    if (total > (uint64_t)max_frame_size || total < 4 || (Py_ssize_t)total + 4 > available
+            || command_size == 0 || (uint64_t)command_size + 4 > total)
+        return 0;
+    send_fields send;
+    const uint8_t *command = frame + 8, *entry = command + command_size, *end = frame + 4 + total;
+    if (!read_command((reader){command, entry}, &send))
+        return 0;
+    Py_ssize_t entry_size = end - entry;
+    if (entry_size < ENTRY_HEADER || ((entry[0] << 8) | entry[1]) != ENTRY_MAGIC)
+        return 0;
+    int checksum_ok = crc32c(entry + 6, entry_size - 6) == be32(entry + 2);
+    if (checksum_ok) {
+        uint32_t metadata_size = be32(entry + 6);
+        if (metadata_size == 0 || metadata_size > (uint64_t)(entry_size - ENTRY_HEADER))
+            return 0;
+        reader metadata = {entry + ENTRY_HEADER, entry + ENTRY_HEADER + metadata_size};
+        if (!check_metadata(metadata))
+            return 0;
+    }
+    PyObject *tuple = make_send(send_type, &send, entry, entry_size, checksum_ok);
+    if (tuple == NULL)
+        return -1;
+    int appended = PyList_Append(out, tuple);
+    Py_DECREF(tuple);
+    if (appended < 0)
+        return -1;
+    *size = (Py_ssize_t)total + 4;
+    return 1;
+}
+
+static PyObject *scan_sends(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5 || !PyBytes_Check(args[0]) || !PyType_Check(args[3]) || !PyList_Check(args[4])) {
+        PyErr_SetString(PyExc_TypeError, "scan_sends(chunk: bytes, offset, max_frame_size, send_type, out: list)");
+        return NULL;
+    }
+    Py_ssize_t offset = PyLong_AsSsize_t(args[1]), max_frame_size = PyLong_AsSsize_t(args[2]);
+    if ((offset == -1 || max_frame_size == -1) && PyErr_Occurred())
+        return NULL;
+    PyTypeObject *send_type = (PyTypeObject *)args[3];
+    if (!PyType_IsSubtype(send_type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "send_type must be a tuple type");
+        return NULL;
+    }
+    const uint8_t *data = (const uint8_t *)PyBytes_AS_STRING(args[0]);
+    Py_ssize_t length = PyBytes_GET_SIZE(args[0]);
+    if (offset < 0 || offset > length) {
+        PyErr_SetString(PyExc_ValueError, "offset outside the chunk");
+        return NULL;
+    }
+    Py_ssize_t size;
+    int result;
+    while ((result = scan_one(data + offset, length - offset, max_frame_size, send_type, args[4], &size)) > 0)
+        offset += size;
+    if (result < 0)
+        return NULL;
+    return PyLong_FromSsize_t(offset);
+}
+
+static PyObject *available(PyObject *module, PyObject *unused) {
+    __builtin_cpu_init();
+    return PyBool_FromLong(__builtin_cpu_supports("sse4.2"));
+}
+
+static PyMethodDef methods[] = {
+    {"scan_sends", (PyCFunction)(void (*)(void))scan_sends, METH_FASTCALL,
+     "scan_sends(chunk, offset, max_frame_size, send_type, out) -> offset of the first frame not taken"},
+    {"available", available, METH_NOARGS, "Whether this CPU has the instruction scan_sends needs."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "protocol._send_scan",
+    "Native fast path for plain SEND frames (see protocol/codec.py).", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__send_scan(void) {
+    return PyModule_Create(&module_def);
+}
