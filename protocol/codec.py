@@ -9,15 +9,14 @@ Like h11, nothing here touches a socket: the connection feeds received bytes to 
 ``FrameDecoder`` and writes what ``encode_command`` / ``encode_payload_frame`` return.
 
 A SEND decodes to a ``Send`` tuple rather than a ``Frame``: it is every unbatched message,
-and the broker reads only a few of its fields. The optional native module ``_send_scan``
+and the broker reads only a few of its fields. The optional native module ``_send_path``
 decodes plain SENDs in C (a third of the broker's CPU per unbatched message went to decoding
-in Python); whatever it leaves, and everything when it is missing or ``PULSARD_PURE_PYTHON``
-is set, is decoded here, to the same tuples.
+in Python); whatever it leaves, and everything when it is missing (``protocol.native``), is
+decoded here, to the same tuples.
 """
 
 from __future__ import annotations
 
-import os
 import struct
 from collections import deque
 from typing import NamedTuple
@@ -27,23 +26,12 @@ from google.protobuf.message import DecodeError
 from protocol import pulsar_api_pb2 as pb
 from protocol.entry import entry_from_frame_payload, read_metadata
 from protocol.errors import ProtocolError
+from protocol.native import send_path
 
 __all__ = ["Frame", "FrameDecoder", "ProtocolError", "Send", "encode_command", "encode_payload_frame"]
 
-
-def _native_scan_sends():
-    """protocol._send_scan.scan_sends, unless it is not built, cannot run here or is turned off."""
-    if os.environ.get("PULSARD_PURE_PYTHON"):
-        return None
-    try:
-        from protocol import _send_scan
-    except ImportError:
-        return None
-    return _send_scan.scan_sends if _send_scan.available() else None
-
-
 #: scan_sends(chunk, offset, max_frame_size, Send, out) -> offset of the first frame not taken.
-_scan_sends = _native_scan_sends()
+_scan_sends = send_path.scan_sends if send_path is not None else None
 
 _U32 = struct.Struct(">I")
 _SIZES = struct.Struct(">II")
@@ -79,7 +67,7 @@ class Send(NamedTuple):
     ``highest_sequence_id`` is ``sequence_id`` when the client did not set it. When the CRC32C
     does not match, ``checksum_ok`` is False and the metadata was not looked at; otherwise
     ``metadata_error`` says why the entry's MessageMetadata is unreadable (None: it is fine).
-    Field order matters: ``_send_scan.c`` builds these tuples.
+    Field order matters: ``_send_path.c`` builds these tuples.
     """
 
     producer_id: int

@@ -12,7 +12,7 @@ from managed_ledger.errors import ManagedLedgerTerminatedError
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
 from protocol.entry import read_metadata
-from protocol.receipts import SendReceipts
+from protocol.receipts import ReceiptEncoder, receipt_encoder
 
 from .deduplication import DedupStatus, is_last_chunk_or_whole
 
@@ -51,10 +51,10 @@ class Producer:
     #: After a failed append, later SENDs fail too (the client reconnects and resends them
     #: all in order), so nothing is stored ahead of the message that failed.
     _persistence_failed: bool = field(default=False, init=False)
-    _receipts: SendReceipts = field(init=False)
+    _encode_receipt: ReceiptEncoder = field(init=False)
 
     def __post_init__(self) -> None:
-        self._receipts = SendReceipts(self.producer_id)
+        self._encode_receipt = receipt_encoder(self.producer_id)
 
     def publish(self, sequence_id: int, highest_sequence_id: int, entry: bytes, num_messages: int,
                 is_chunk: bool = False) -> None:
@@ -87,7 +87,7 @@ class Producer:
         if error is None:
             if tracked:
                 self.topic.deduplication.record_persisted(self.name, max(sequence_id, highest_sequence_id), position)
-            connection.write_parts(self._receipts.encode(sequence_id, highest_sequence_id, *position))
+            connection.write_parts(self._encode_receipt(sequence_id, highest_sequence_id, *position))
         else:
             self._failed(sequence_id, error, tracked)
         after = self._after
@@ -119,7 +119,7 @@ class Producer:
                           size: int) -> None:
         self.connection.publish_completed(size)
         if status is DedupStatus.DUPLICATE:
-            self.connection.write_parts(self._receipts.encode(sequence_id, highest_sequence_id, *DUPLICATE_ID))
+            self.connection.write_parts(self._encode_receipt(sequence_id, highest_sequence_id, *DUPLICATE_ID))
         else:
             self.connection.write(commands.send_error(
                 self.producer_id, sequence_id, pb.PersistenceError,

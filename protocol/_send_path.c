@@ -1,4 +1,5 @@
-/* Native fast path for the commonest frame: a plain SEND with a checksummed entry.
+/* Native fast path for the commonest frames: a plain SEND with a checksummed entry, and the
+ * SEND_RECEIPT that answers it.
  *
  * scan_sends(chunk, offset, max_frame_size, send_type, out) walks whole frames of `chunk`
  * from `offset`, appends a `send_type` tuple for each SEND it can vouch for, and returns
@@ -13,6 +14,10 @@
  * [u16 0x0e01][u32 crc32c][u32 metaSize][MessageMetadata][payload] whose metadata holds only
  * scalar, string and bytes fields and KeyValue properties. A checksum mismatch is reported
  * (checksum_ok False) without looking at the metadata, as the Python path does.
+ *
+ * encode_receipt(producer_id, sequence_id, highest_sequence_id, ledger_id, entry_id) returns
+ * the SEND_RECEIPT frame, byte for byte what protobuf serialises for protocol/receipts.py's
+ * command (fields in number order, ids as uint64 varints, negative ids two's complement).
  *
  * Written for x86-64: the CRC32C uses the SSE4.2 instruction, and where the CPU lacks it
  * `available()` is False and the codec does not call scan_sends. Elsewhere the build of
@@ -171,8 +176,7 @@ static int read_send(reader r, send_fields *send) {
     unsigned seen = 0;
     uint32_t number, wire;
     uint64_t value;
-    send->num_messages = 1;
-    send->is_chunk = 0;
+    *send = (send_fields){.num_messages = 1};
     while (r.p < r.end) {
         if (!read_tag(&r, &number, &wire) || number < 1 || number > 8 || wire != WT_VARINT
                 || (seen & (1u << number)) || !read_varint(&r, &value))
@@ -199,7 +203,7 @@ static int read_command(reader r, send_fields *send) {
     int have_type = 0, have_send = 0;
     uint32_t number, wire;
     uint64_t value;
-    reader body;
+    reader body = {NULL, NULL};
     while (r.p < r.end) {
         if (!read_tag(&r, &number, &wire))
             return 0;
@@ -326,6 +330,64 @@ static PyObject *scan_sends(PyObject *module, PyObject *const *args, Py_ssize_t 
     return PyLong_FromSsize_t(offset);
 }
 
+static inline uint8_t *put_varint(uint8_t *p, uint64_t value) {
+    while (value >= 0x80) {
+        *p++ = (uint8_t)value | 0x80;
+        value >>= 7;
+    }
+    *p++ = (uint8_t)value;
+    return p;
+}
+
+#define SEND_RECEIPT_TYPE 7
+#define MAX_VARINT 10
+
+static PyObject *encode_receipt(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError,
+                        "encode_receipt(producer_id, sequence_id, highest_sequence_id, ledger_id, entry_id)");
+        return NULL;
+    }
+    uint64_t ids[5];
+    for (int i = 0; i < 5; i++) {
+        ids[i] = PyLong_AsUnsignedLongLongMask(args[i]);
+        if (ids[i] == (uint64_t)-1 && PyErr_Occurred())
+            return NULL;
+    }
+    /* MessageIdData {ledgerId = 1; entryId = 2} */
+    uint8_t message_id[2 + 2 * MAX_VARINT], *m = message_id;
+    *m++ = 1 << 3 | WT_VARINT;
+    m = put_varint(m, ids[3]);
+    *m++ = 2 << 3 | WT_VARINT;
+    m = put_varint(m, ids[4]);
+    /* CommandSendReceipt {producer_id = 1; sequence_id = 2; message_id = 3; highest_sequence_id = 4} */
+    uint8_t receipt[8 + 4 * MAX_VARINT + sizeof(message_id)], *r = receipt;
+    *r++ = 1 << 3 | WT_VARINT;
+    r = put_varint(r, ids[0]);
+    *r++ = 2 << 3 | WT_VARINT;
+    r = put_varint(r, ids[1]);
+    *r++ = 3 << 3 | WT_LEN;
+    *r++ = (uint8_t)(m - message_id);
+    memcpy(r, message_id, m - message_id);
+    r += m - message_id;
+    *r++ = 4 << 3 | WT_VARINT;
+    r = put_varint(r, ids[2]);
+    /* [u32 total][u32 command size] BaseCommand {type = SEND_RECEIPT; send_receipt = 7} */
+    uint8_t frame[8 + 3 + sizeof(receipt)], *f = frame + 8;
+    *f++ = 1 << 3 | WT_VARINT;
+    *f++ = SEND_RECEIPT_TYPE;
+    *f++ = 7 << 3 | WT_LEN;
+    *f++ = (uint8_t)(r - receipt);
+    memcpy(f, receipt, r - receipt);
+    f += r - receipt;
+    uint32_t command_size = (uint32_t)(f - frame - 8), total = command_size + 4;
+    for (int i = 0; i < 4; i++) {
+        frame[i] = (uint8_t)(total >> (24 - 8 * i));
+        frame[4 + i] = (uint8_t)(command_size >> (24 - 8 * i));
+    }
+    return PyBytes_FromStringAndSize((const char *)frame, f - frame);
+}
+
 static PyObject *available(PyObject *module, PyObject *unused) {
     __builtin_cpu_init();
     return PyBool_FromLong(__builtin_cpu_supports("sse4.2"));
@@ -334,15 +396,17 @@ static PyObject *available(PyObject *module, PyObject *unused) {
 static PyMethodDef methods[] = {
     {"scan_sends", (PyCFunction)(void (*)(void))scan_sends, METH_FASTCALL,
      "scan_sends(chunk, offset, max_frame_size, send_type, out) -> offset of the first frame not taken"},
+    {"encode_receipt", (PyCFunction)(void (*)(void))encode_receipt, METH_FASTCALL,
+     "encode_receipt(producer_id, sequence_id, highest_sequence_id, ledger_id, entry_id) -> SEND_RECEIPT frame"},
     {"available", available, METH_NOARGS, "Whether this CPU has the instruction scan_sends needs."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "protocol._send_scan",
-    "Native fast path for plain SEND frames (see protocol/codec.py).", -1, methods,
+    PyModuleDef_HEAD_INIT, "protocol._send_path",
+    "Native fast path for plain SEND frames and their receipts (see protocol/codec.py).", -1, methods,
 };
 
-PyMODINIT_FUNC PyInit__send_scan(void) {
+PyMODINIT_FUNC PyInit__send_path(void) {
     return PyModule_Create(&module_def);
 }

@@ -18,12 +18,14 @@ from protocol import codec
 from protocol import pulsar_api_pb2 as pb
 from protocol.codec import FrameDecoder, ProtocolError, Send, encode_command, encode_payload_frame
 from protocol.entry import make_entry
+from protocol.native import send_path
+from protocol.receipts import SendReceipts
 from protocol.tests.fake_broker import FIXTURE
 from protocol.tests.framing import entry_around, flow_frame, metadata, send_command
 from protocol.tests.test_fuzz import mutate
 
 NATIVE = codec._scan_sends
-needs_native = pytest.mark.skipif(NATIVE is None, reason="protocol._send_scan is not built or not usable here")
+needs_native = pytest.mark.skipif(NATIVE is None, reason="protocol._send_path is not built or not usable here")
 MAX_FRAME = 64 * 1024
 
 
@@ -168,3 +170,12 @@ def test_mutated_metadata_with_a_correct_checksum_decodes_the_same_both_ways() -
                                              entry_around(mutate(body, rng), b"payload"))
         data = header + entry
         assert decode(data, native=True) == decode(data, native=False), data.hex()
+
+
+@needs_native
+def test_receipts_encode_to_the_bytes_protobuf_serialises() -> None:
+    rng = random.Random(77)
+    edges = [0, 1, 127, 128, 16383, 16384, 2**32, 2**63, 2**64 - 1, -1, -(2**63)]
+    for _ in range(20000):
+        producer_id, *ids = (rng.choice(edges + [rng.getrandbits(rng.randint(1, 64))]) for _ in range(5))
+        assert send_path.encode_receipt(producer_id, *ids) == SendReceipts(producer_id).encode(*ids), (producer_id, ids)
