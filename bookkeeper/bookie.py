@@ -160,8 +160,7 @@ class Bookie:
         if self._held or (cache_full and self.checkpointer.running):
             self._hold(group, error)
         else:
-            for item in group:
-                _acknowledge(item, error)
+            _acknowledge_all(group, error)
         if cache_full:
             self.checkpointer.request_early_checkpoint()
 
@@ -184,14 +183,22 @@ class Bookie:
             self._releasing = None
             held, self._held = self._held, []
             for item, error in held:
-                _acknowledge(item, error)
+                _acknowledge_all([item], error)
 
 
-def _acknowledge(item: JournalItem, error: BaseException | None) -> None:
-    try:
-        item.on_done(item.entry_id, error)
-    except Exception:
-        logger.exception("add callback failed for %d:%d", item.ledger_id, item.entry_id)
+def _acknowledge_all(items: list[JournalItem], error: BaseException | None) -> None:
+    """Call each add's callback; one that raises is logged and the rest still run (one try
+    block around the loop, entered again after a failure: a call per add cost more)."""
+    index = 0
+    while index < len(items):
+        try:
+            for index in range(index, len(items)):
+                item = items[index]
+                item.on_done(item.entry_id, error)
+            return
+        except Exception:
+            logger.exception("add callback failed for %d:%d", items[index].ledger_id, items[index].entry_id)
+            index += 1
 
 
 def recover(journal_dir: Path, config: BookieConfig, storage: EntryLogStorage,

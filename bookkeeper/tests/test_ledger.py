@@ -33,6 +33,26 @@ async def test_add_read_close(tmp_path: Path) -> None:
         assert (reopened.last_add_confirmed, reopened.length) == (1, 3)
 
 
+async def test_a_raising_add_callback_does_not_keep_the_others_of_its_group_waiting(tmp_path: Path) -> None:
+    async with open_bookkeeper(tmp_path) as bk:
+        ledger = await bk.create_ledger()
+        called: list[int] = []
+        done = asyncio.get_running_loop().create_future()
+
+        def on_done(entry_id: int, error: BaseException | None) -> None:
+            called.append(entry_id)
+            if entry_id in (1, 3):
+                raise RuntimeError("a caller's bug")
+            if entry_id == 4:
+                done.set_result(None)
+
+        for data in (b"a", b"b", b"c", b"d", b"e"):   # queued in one loop iteration: one group
+            ledger.add_entry_with_callback(data, on_done)
+        await asyncio.wait_for(done, 10)
+        assert called == [0, 1, 2, 3, 4]
+        assert await ledger.read_entries(0, 4) == [b"a", b"b", b"c", b"d", b"e"]
+
+
 async def test_ledger_ids_grow_across_restarts(tmp_path: Path) -> None:
     async with open_bookkeeper(tmp_path) as bk:
         first = (await bk.create_ledger()).ledger_id

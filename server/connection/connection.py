@@ -61,6 +61,9 @@ class Connection(asyncio.Protocol):
         self.broker = broker
         self.config = broker.config
         self._decoder = FrameDecoder(self.config.max_frame_size)
+        #: An entry up to this long cannot hold a payload over maxMessageSize.
+        self._max_entry_size = self.config.max_message_size + ENTRY_HEADER
+        self._publish_buffer = broker.publish_buffer
         self._transport: asyncio.Transport | None = None
         self._out: list[bytes] = []
         self._out_bytes = 0
@@ -141,7 +144,7 @@ class Connection(asyncio.Protocol):
         return self.write_gate.open
 
     def write(self, command: Cmd) -> None:
-        self.write_parts(encode_command(command))
+        self.write_frame(encode_command(command))
 
     def write_parts(self, *parts: bytes) -> None:
         """Queue bytes; everything queued in one loop iteration leaves in one write call, or
@@ -150,6 +153,17 @@ class Connection(asyncio.Protocol):
             return
         self._out.extend(parts)
         self._out_bytes += sum(map(len, parts))
+        self._written()
+
+    def write_frame(self, frame: bytes) -> None:
+        """write_parts of one whole frame (a receipt per message takes this way)."""
+        if self._transport is None:
+            return
+        self._out.append(frame)
+        self._out_bytes += len(frame)
+        self._written()
+
+    def _written(self) -> None:
         if self._out_bytes > HIGH_WATER:
             self._flush()
         elif not self._flush_scheduled:
@@ -193,7 +207,7 @@ class Connection(asyncio.Protocol):
 
     def publish_completed(self, size: int) -> None:
         self._pending_publishes -= 1
-        self.broker.publish_buffer.answered(size)
+        self._publish_buffer.answered(size)
         if self._pending_publishes <= MAX_PENDING_PUBLISHES // 2:
             self._allow_reading("pending publishes")
 
@@ -348,32 +362,35 @@ class Connection(asyncio.Protocol):
         self.write(self._producer_success(request_id, producer, ready=False))
 
     def _on_send(self, send: Send) -> None:
+        """Every unbatched message passes here: the tuple is unpacked once, and the payload's
+        exact size is worked out only for an entry long enough to exceed the limit."""
         if not self._handshake_done or self.auth.pending:
             self._check_allowed(Cmd.SEND)   # raises
-        producer = self._producers.get(send.producer_id)
+        producer_id, sequence_id, highest, num_messages, is_chunk, entry, checksum_ok, metadata_error = send
+        producer = self._producers.get(producer_id)
         if producer is None:
-            self._on_send_without_producer(send.producer_id)
+            self._on_send_without_producer(producer_id)
             return
-        entry = send.entry
-        if not send.checksum_ok:
-            self.write(commands.send_error(send.producer_id, send.sequence_id, pb.ChecksumError,
+        if not checksum_ok:
+            self.write(commands.send_error(producer_id, sequence_id, pb.ChecksumError,
                                            "Checksum of the message does not match its content"))
             return
-        if send.metadata_error is not None:   # refused as a corrupt message
-            self.write(commands.send_error(send.producer_id, send.sequence_id, pb.ChecksumError,
-                                           send.metadata_error))
+        if metadata_error is not None:   # refused as a corrupt message
+            self.write(commands.send_error(producer_id, sequence_id, pb.ChecksumError, metadata_error))
             return
-        payload_size = len(entry) - ENTRY_HEADER - int.from_bytes(entry[6:10], "big")
-        if payload_size > self.config.max_message_size:
-            self.write(commands.send_error(
-                send.producer_id, send.sequence_id, pb.NotAllowedError,
-                f"Message of {payload_size} bytes exceeds maxMessageSize {self.config.max_message_size}"))
-            return
+        size = len(entry)
+        if size > self._max_entry_size:
+            payload_size = size - ENTRY_HEADER - int.from_bytes(entry[6:10], "big")
+            if payload_size > self.config.max_message_size:
+                self.write(commands.send_error(
+                    producer_id, sequence_id, pb.NotAllowedError,
+                    f"Message of {payload_size} bytes exceeds maxMessageSize {self.config.max_message_size}"))
+                return
         self._pending_publishes += 1
         if self._pending_publishes >= MAX_PENDING_PUBLISHES:
             self._block_reading("pending publishes")
-        self.broker.publish_buffer.taken(self, len(entry))
-        producer.publish(send.sequence_id, send.highest_sequence_id, entry, send.num_messages, send.is_chunk)
+        self._publish_buffer.taken(self, size)
+        producer.publish(sequence_id, highest, entry, num_messages, is_chunk)
 
     def _on_send_without_producer(self, producer_id: int) -> None:
         """As Pulsar: sends in flight when their producer was closed are dropped (the client

@@ -53,6 +53,8 @@ class ClientConnection(Protocol):
 
     def write_parts(self, *parts: bytes) -> None: ...
 
+    def write_frame(self, frame: bytes) -> None: ...
+
     def publish_completed(self, size: int) -> None:
         """A SEND of size bytes got its answer: its bytes leave the publish budget."""
 

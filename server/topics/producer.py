@@ -87,7 +87,7 @@ class Producer:
         if error is None:
             if tracked:
                 self.topic.deduplication.record_persisted(self.name, max(sequence_id, highest_sequence_id), position)
-            connection.write_parts(self._encode_receipt(sequence_id, highest_sequence_id, *position))
+            connection.write_frame(self._encode_receipt(sequence_id, highest_sequence_id, *position))
         else:
             self._failed(sequence_id, error, tracked)
         after = self._after
@@ -119,7 +119,7 @@ class Producer:
                           size: int) -> None:
         self.connection.publish_completed(size)
         if status is DedupStatus.DUPLICATE:
-            self.connection.write_parts(self._encode_receipt(sequence_id, highest_sequence_id, *DUPLICATE_ID))
+            self.connection.write_frame(self._encode_receipt(sequence_id, highest_sequence_id, *DUPLICATE_ID))
         else:
             self.connection.write(commands.send_error(
                 self.producer_id, sequence_id, pb.PersistenceError,
