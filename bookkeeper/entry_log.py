@@ -8,6 +8,7 @@ bookie's single storage thread; reads run on the read pool with ``pread``.
 
 from __future__ import annotations
 
+import collections
 import logging
 import os
 from array import array
@@ -19,6 +20,14 @@ from typing import Callable, Iterable, Sequence
 from .errors import EntryCorruptedError
 from .give_way import STEP_ENTRIES, GiveWay
 from .journal import HEADER_SIZE, RECORD_HEADER, fsync_directory, pwrite_all, record_crc_ok
+from .ledger_index import encode_runs, location_tag
+
+try:   # the optional native packer (bookkeeper/_records.c), built by pip install where it can be
+    from ._records import pack_records as _pack_records
+except ImportError:
+    _pack_records = None
+if os.environ.get("PULSARD_PURE_PYTHON"):
+    _pack_records = None
 
 logger = logging.getLogger(__name__)
 
@@ -85,28 +94,47 @@ class EntryLogWriter:
         self._unsynced: dict[int, int] = {}
         self._created_log = False
 
-    def append_records(self, ledger_id: int, first_entry_id: int, entries: list[bytes],
-                       crcs: Sequence[int], pause: GiveWay | None = None
-                       ) -> list[tuple[int, array]]:
+    def append_records(self, ledger_id: int, first_entry_id: int, entries: list[bytes], crcs: array,
+                       pause: GiveWay | None = None) -> tuple[array, collections.Counter[int]]:
         """Append consecutive entries of a ledger as records, with their CRCs as the journal
-        computed them; returns the runs they went to: a log id and the offsets there of the
-        next ``len(offsets)`` records (usually one run).
+        computed them (an array('I')); returns their index words (see ``encode_runs``) and the
+        record bytes added per log.
 
         A checkpoint writes hundreds of thousands of records while the event loop shares the
-        interpreter with it: a few list passes per chunk of up to ``_WRITE_CHUNK`` bytes cost
-        far less than a call per record, and ``pause`` (see give_way.py) runs after each
-        chunk is written (the write itself not counted) and between steps of the pass that
-        sizes the records. Offsets live in arrays: a list of ints for a whole cache would
-        briefly cost more memory than the records' headers."""
+        interpreter with it, so nothing goes record by record in Python: the native packer
+        builds each chunk of up to ``_WRITE_CHUNK`` bytes with the interpreter released; the
+        Python path takes a few list passes per chunk. ``pause`` (see give_way.py) runs after
+        each chunk is written (the write itself not counted) and between steps of the Python
+        passes over the whole run."""
+        if _pack_records is None:
+            runs = self._append_in_passes(ledger_id, first_entry_id, entries, crcs, pause)
+            return encode_runs(runs, entries, pause)
+        words = array("Q")
+        live: collections.Counter[int] = collections.Counter()
+        start = 0
+        while start < len(entries):
+            room = self._room_for(HEADER_SIZE + len(entries[start]))
+            stop, chunk, chunk_words = _pack_records(entries, crcs, start, room, ledger_id, first_entry_id,
+                                                     location_tag(self.current_log_id), self._size)
+            words.frombytes(chunk_words)
+            live[self.current_log_id] += len(chunk)
+            self._pending.append(chunk)
+            self._chunk_added(len(chunk), stop < len(entries), pause)
+            start = stop
+        return words, live
+
+    def _append_in_passes(self, ledger_id: int, first_entry_id: int, entries: list[bytes], crcs: array,
+                          pause: GiveWay | None) -> list[tuple[int, array]]:
+        """append_records in Python; returns the runs the records went to: a log id and the
+        offsets there of the next ``len(offsets)`` records (usually one run). Offsets live in
+        arrays: a list of ints for a whole cache would briefly cost more memory than the
+        records' headers."""
         pack = RECORD_HEADER.pack
         record_ends = _record_ends(entries, pause)
         runs: list[tuple[int, array]] = []
         start = 0
         while start < len(entries):
-            first_record = record_ends[start + 1] - record_ends[start]
-            if self._fd < 0 or (self._size > 0 and self._size + first_record > self._size_limit):
-                self._rotate()
-            room = min(self._size_limit - self._size, _WRITE_CHUNK - self._pending_bytes)
+            room = self._room_for(record_ends[start + 1] - record_ends[start])
             stop = max(start + 1, bisect_right(record_ends, record_ends[start] + room) - 1)
             shift = self._size - record_ends[start]
             offsets = array("Q", [shift + end for end in record_ends[start:stop]])
@@ -114,22 +142,32 @@ class EntryLogWriter:
             headers = [pack(len(data), crc, ledger_id, entry_id) for data, crc, entry_id
                        in zip(chunk, crcs[start:stop], range(first_entry_id + start, first_entry_id + stop))]
             self._pending.extend(chain.from_iterable(zip(headers, chunk)))
-            chunk_bytes = record_ends[stop] - record_ends[start]
-            self._pending_bytes += chunk_bytes
-            self._size += chunk_bytes
-            self._sizes[self.current_log_id] = self._size
             if runs and runs[-1][0] == self.current_log_id:
                 runs[-1][1].extend(offsets)
             else:
                 runs.append((self.current_log_id, offsets))
-            if self._pending_bytes >= _WRITE_CHUNK or stop < len(entries):
-                if pause is None:
-                    self._write_chunk()
-                else:
-                    pause.released(self._write_chunk)
-                    pause()
+            self._chunk_added(record_ends[stop] - record_ends[start], stop < len(entries), pause)
             start = stop
         return runs
+
+    def _room_for(self, first_record: int) -> int:
+        """Rotate if the next record does not fit the current log; the bytes of records the
+        next chunk may take."""
+        if self._fd < 0 or (self._size > 0 and self._size + first_record > self._size_limit):
+            self._rotate()
+        return min(self._size_limit - self._size, _WRITE_CHUNK - self._pending_bytes)
+
+    def _chunk_added(self, chunk_bytes: int, more: bool, pause: GiveWay | None) -> None:
+        """Count a chunk just queued; write it once enough is pending or more follows."""
+        self._pending_bytes += chunk_bytes
+        self._size += chunk_bytes
+        self._sizes[self.current_log_id] = self._size
+        if self._pending_bytes >= _WRITE_CHUNK or more:
+            if pause is None:
+                self._write_chunk()
+            else:
+                pause.released(self._write_chunk)
+                pause()
 
     def append_record(self, header: bytes, data: bytes | memoryview) -> int:
         record_size = HEADER_SIZE + len(data)

@@ -46,7 +46,7 @@ class EntryLocation:
 def encode_locations(locations: list[EntryLocation]) -> array:
     words = array("Q")
     for location in locations:
-        words.append((location.log_id + 1) << 32 | location.length)
+        words.append(location_tag(location.log_id) | location.length)
         words.append(location.offset)
     return words
 
@@ -54,6 +54,11 @@ def encode_locations(locations: list[EntryLocation]) -> array:
 def _decode(words: array, entry_id: int) -> EntryLocation:
     first = words[2 * entry_id]
     return EntryLocation((first >> 32) - 1, words[2 * entry_id + 1], first & _LENGTH_MASK)
+
+
+def location_tag(log_id: int) -> int:
+    """The high half of an entry's first index word: its log id + 1 (0 means no entry)."""
+    return (log_id + 1) << 32
 
 
 def encode_runs(runs: list[tuple[int, array]], entries: list[bytes],
@@ -66,7 +71,7 @@ def encode_runs(runs: list[tuple[int, array]], entries: list[bytes],
     start = 0
     for log_id, offsets in runs:
         stop = start + len(offsets)
-        tag = (log_id + 1) << 32
+        tag = location_tag(log_id)
         for low in range(start, stop, STEP_ENTRIES):   # bounded lists of ints
             high = min(low + STEP_ENTRIES, stop)
             words[2 * low : 2 * high : 2] = array("Q", [tag | len(data) for data in entries[low:high]])

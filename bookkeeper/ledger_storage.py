@@ -25,7 +25,7 @@ from .entry_log import EntryLogWriter, LogIds, list_entry_logs, open_log, read_r
 from .errors import NoSuchEntryError
 from .give_way import GiveWay
 from .journal import HEADER_SIZE
-from .ledger_index import EntryLocation, LedgerIndex, encode_runs
+from .ledger_index import EntryLocation, LedgerIndex
 from .read_cache import READ_AHEAD_BYTES, READ_AHEAD_ENTRIES, ReadCache
 from .write_cache import WriteCache
 
@@ -163,9 +163,8 @@ class EntryLogStorage:
         for ledger_id, cached in snapshot.ledgers_in_order():
             if ledger_id in self._deleted:
                 continue
-            runs = self.flush_writer.append_records(ledger_id, cached.first_entry_id, cached.entries,
-                                                    cached.crcs, pause)
-            words, live = encode_runs(runs, cached.entries, pause)
+            words, live = self.flush_writer.append_records(ledger_id, cached.first_entry_id, cached.entries,
+                                                           cached.crcs, pause)
             written.append((ledger_id, cached.first_entry_id, words, (cached.total_size, live)))
         self.flush_writer.sync()
         for ledger_id, first_entry_id, words, _ in written:

@@ -40,3 +40,17 @@ async def open_bookkeeper(root: Path, crash_on_exit: bool = False,
 
 from bookkeeper.tests.cluster_fixture import (  # noqa: E402,F401  (session fixture, hook)
     cluster, pytest_collection_modifyitems, pytest_runtest_teardown)
+
+
+@pytest.fixture(params=["native", "python"])
+def packing(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Entry-log records packed by bookkeeper._records ('native', skipped where it is not
+    built) or by the Python passes ('python', as with PULSARD_PURE_PYTHON=1)."""
+    from bookkeeper import entry_log
+
+    if request.param == "native":
+        if entry_log._pack_records is None:
+            pytest.skip("bookkeeper._records is not built here")
+    else:
+        monkeypatch.setattr(entry_log, "_pack_records", None)
+    return request.param

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import os
+import platform
+import random
+import shutil
 import threading
+from array import array
 from pathlib import Path
 
 import pytest
 
+from bookkeeper import entry_log
 from bookkeeper.entry_log import (EntryLogGoneError, EntryLogWriter, LogIds, entry_log_name,
                                   list_entry_logs, open_log, read_record)
 from bookkeeper.errors import EntryCorruptedError
 from bookkeeper.journal import HEADER_SIZE, RECORD_HEADER, record_crc
-from bookkeeper.ledger_index import (RECORD_SIZE, EntryLocation, LedgerIndex, encode_locations, encode_runs,
-                                     summarize)
+from bookkeeper.ledger_index import RECORD_SIZE, EntryLocation, LedgerIndex, encode_locations, summarize
 
 
 def write_entries(directory: Path, limit: int, entries: list[tuple[int, int, bytes]]
@@ -22,24 +26,25 @@ def write_entries(directory: Path, limit: int, entries: list[tuple[int, int, byt
     writer = EntryLogWriter(directory, limit, LogIds(0), sizes)
     locations = []
     for ledger_id, entry_id, data in entries:
-        [(log_id, [offset])] = writer.append_records(ledger_id, entry_id, [data],
-                                                     [record_crc(ledger_id, entry_id, data)])
-        locations.append(EntryLocation(log_id, offset, len(data)))
+        words, _ = writer.append_records(ledger_id, entry_id, [data], array("I", [record_crc(ledger_id, entry_id, data)]))
+        locations.append(EntryLocation((words[0] >> 32) - 1, words[1], len(data)))
     writer.close()
     return sizes, locations
 
 
+def crcs_of(ledger_id: int, entries: list[bytes]) -> array:
+    return array("I", [record_crc(ledger_id, entry_id, data) for entry_id, data in enumerate(entries)])
+
+
+@pytest.mark.usefixtures("packing")
 def test_a_run_of_records_splits_at_the_size_limit_and_reads_back(tmp_path: Path) -> None:
     sizes: dict[int, int] = {}
     writer = EntryLogWriter(tmp_path, 1000, LogIds(0), sizes)
     entries = [b"%03d" % entry_id * (entry_id % 7 + 1) for entry_id in range(120)]
-    crcs = [record_crc(5, entry_id, data) for entry_id, data in enumerate(entries)]
-    runs = writer.append_records(5, 0, entries, crcs)
+    words, live = writer.append_records(5, 0, entries, crcs_of(5, entries))
     writer.close()
-    assert sum(len(offsets) for _, offsets in runs) == len(entries)
-    assert [log_id for log_id, _ in runs] == sorted(sizes) and len(runs) > 3
+    assert len(words) == 2 * len(entries) and len(sizes) > 3
     assert all(size <= 1000 for size in sizes.values())
-    words, live = encode_runs(runs, entries)
     assert live == {log_id: size for log_id, size in sizes.items()}
     for entry_id, data in enumerate(entries):
         location = EntryLocation((words[2 * entry_id] >> 32) - 1, words[2 * entry_id + 1], len(data))
@@ -49,6 +54,38 @@ def test_a_run_of_records_splits_at_the_size_limit_and_reads_back(tmp_path: Path
             assert record == RECORD_HEADER.pack(len(data), record_crc(5, entry_id, data), 5, entry_id) + data
         finally:
             os.close(fd)
+
+
+def test_native_packer_is_built_where_it_can_be() -> None:
+    """The extension is optional at install; on this kind of machine it must be there."""
+    if os.environ.get("PULSARD_PURE_PYTHON") or platform.machine() != "x86_64" or not shutil.which("cc"):
+        pytest.skip("the native packer is not expected here")
+    assert entry_log._pack_records is not None
+
+
+def test_native_and_python_packing_write_the_same_logs_and_words(tmp_path: Path, monkeypatch) -> None:
+    """Runs of random sizes (empty entries, entries past the log limit, chunks split by the
+    1 MiB write size and by rotation), several ledgers after one another into the same logs."""
+    if entry_log._pack_records is None:
+        pytest.skip("bookkeeper._records is not built here")
+    rng = random.Random(11)
+    runs = []
+    for ledger_id in range(1, 9):
+        sizes = rng.choice([[0], [5] * 3000, [rng.randint(0, 9000) for _ in range(400)], [300_000, 1, 70_000]])
+        entries = [rng.randbytes(size) for size in sizes]
+        runs.append((ledger_id, rng.randint(0, 2**40), entries, crcs_of(ledger_id, entries)))
+    results = {}
+    for path in ("native", "python"):
+        if path == "python":
+            monkeypatch.setattr(entry_log, "_pack_records", None)
+        sizes: dict[int, int] = {}
+        writer = EntryLogWriter(tmp_path / path, 256 * 1024, LogIds(0), sizes)
+        (tmp_path / path).mkdir()
+        placed = [writer.append_records(*run) for run in runs]
+        writer.close()
+        logs = {log_id: (tmp_path / path / entry_log_name(log_id)).read_bytes() for log_id in sizes}
+        results[path] = (placed, sizes, logs)
+    assert results["native"] == results["python"]
 
 
 def test_logs_rotate_at_the_size_limit_and_read_back(tmp_path: Path) -> None:
@@ -91,20 +128,21 @@ def test_a_log_is_synced_on_the_way_every_so_many_bytes(tmp_path: Path, monkeypa
     real_fdatasync = os.fdatasync
     monkeypatch.setattr(os, "fdatasync", lambda fd: (synced.append(fd), real_fdatasync(fd))[1])
     entries = [bytes([i % 256]) * 4000 for i in range(768)]   # 3 chunks of records, the last not full
-    crcs = [record_crc(7, entry_id, data) for entry_id, data in enumerate(entries)]
+    crcs = crcs_of(7, entries)
 
     for sync_every, on_the_way in ((0, 0), (512 * 1024, 2), (64 * 1024 * 1024, 0)):
         synced.clear()
         writer = EntryLogWriter(tmp_path / str(sync_every), 1 << 30, LogIds(0), {}, sync_every)
         (tmp_path / str(sync_every)).mkdir()
-        [(log_id, offsets)] = writer.append_records(7, 0, entries, crcs)
+        words, live = writer.append_records(7, 0, entries, crcs)
+        (log_id,) = live
         assert len(synced) == on_the_way
         writer.sync()   # durable all the same, on the way or not
         assert len(synced) == on_the_way + 1
         writer.close()
         fd = open_log(tmp_path / str(sync_every), log_id)
         try:
-            assert read_record(fd, 7, 767, offsets[767], len(entries[767])).endswith(entries[767])
+            assert read_record(fd, 7, 767, words[2 * 767 + 1], len(entries[767])).endswith(entries[767])
         finally:
             os.close(fd)
 

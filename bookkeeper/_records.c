@@ -1,0 +1,138 @@
+/* Native packing of a checkpoint's entry-log records (see EntryLogWriter.append_records).
+ *
+ * pack_records(entries, crcs, start, room, ledger_id, first_entry_id, log_tag, offset)
+ *     -> (stop, chunk, words)
+ *
+ * takes entries[start:stop], as many as fit in `room` bytes of records (at least one), and
+ * returns them as one buffer of records, [u32 length][u32 crc][u64 ledger][u64 entry][data]
+ * big-endian with the journal's CRCs, and their index words, two native u64 each:
+ * (log_tag | length, offset of the record), the record of entries[start] at `offset`.
+ * entries[i] has the id first_entry_id + i. The bytes are what the Python path builds; the
+ * copying runs with the interpreter released, so a checkpoint of a few hundred thousand
+ * entries no longer holds the event loop for a pass per entry.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HEADER_SIZE 24
+
+static inline void put_be32(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+static inline void put_be64(uint8_t *p, uint64_t v) {
+    put_be32(p, (uint32_t)(v >> 32));
+    put_be32(p + 4, (uint32_t)v);
+}
+
+typedef struct {
+    PyObject *object;
+    const char *data;
+    Py_ssize_t size;
+} entry_ref;
+
+static PyObject *pack_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 8 || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "pack_records(entries: list[bytes], crcs, start, room, ledger_id, "
+                                         "first_entry_id, log_tag, offset)");
+        return NULL;
+    }
+    PyObject *entries = args[0];
+    Py_ssize_t start = PyLong_AsSsize_t(args[2]), room = PyLong_AsSsize_t(args[3]);
+    uint64_t ledger_id = PyLong_AsUnsignedLongLongMask(args[4]);
+    uint64_t first_entry_id = PyLong_AsUnsignedLongLongMask(args[5]);
+    uint64_t log_tag = PyLong_AsUnsignedLongLongMask(args[6]);
+    uint64_t offset = PyLong_AsUnsignedLongLongMask(args[7]);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_ssize_t count = PyList_GET_SIZE(entries);
+    if (start < 0 || start >= count) {
+        PyErr_SetString(PyExc_ValueError, "start outside the entries");
+        return NULL;
+    }
+    Py_buffer crcs;
+    if (PyObject_GetBuffer(args[1], &crcs, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    PyObject *result = NULL, *chunk = NULL, *words = NULL;
+    entry_ref *refs = NULL;
+    if (crcs.itemsize != 4 || crcs.format == NULL || strcmp(crcs.format, "I") != 0
+            || crcs.len / 4 < count) {
+        PyErr_SetString(PyExc_TypeError, "crcs must be an array('I') as long as the entries");
+        goto done;
+    }
+    /* Which entries fit; then a reference to each, held while the copy runs released. */
+    Py_ssize_t stop = start, total = 0;
+    while (stop < count) {
+        PyObject *item = PyList_GET_ITEM(entries, stop);
+        if (!PyBytes_Check(item)) {
+            PyErr_SetString(PyExc_TypeError, "entries must be bytes");
+            goto done;
+        }
+        Py_ssize_t record = HEADER_SIZE + PyBytes_GET_SIZE(item);
+        if (stop > start && total + record > room)
+            break;
+        total += record;
+        stop++;
+    }
+    refs = PyMem_RawMalloc(sizeof(entry_ref) * (size_t)(stop - start));
+    chunk = PyBytes_FromStringAndSize(NULL, total);
+    words = PyBytes_FromStringAndSize(NULL, 16 * (stop - start));
+    if (refs == NULL || chunk == NULL || words == NULL) {
+        if (refs == NULL)
+            PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = start; i < stop; i++) {
+        PyObject *item = PyList_GET_ITEM(entries, i);
+        refs[i - start] = (entry_ref){Py_NewRef(item), PyBytes_AS_STRING(item), PyBytes_GET_SIZE(item)};
+    }
+    const uint32_t *crc = (const uint32_t *)crcs.buf;
+    uint8_t *out = (uint8_t *)PyBytes_AS_STRING(chunk);
+    uint64_t *word = (uint64_t *)PyBytes_AS_STRING(words);
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = start; i < stop; i++) {
+        const entry_ref *ref = &refs[i - start];
+        put_be32(out, (uint32_t)ref->size);
+        put_be32(out + 4, crc[i]);
+        put_be64(out + 8, ledger_id);
+        put_be64(out + 16, first_entry_id + (uint64_t)i);
+        memcpy(out + HEADER_SIZE, ref->data, (size_t)ref->size);
+        *word++ = log_tag | (uint64_t)ref->size;
+        *word++ = offset;
+        offset += HEADER_SIZE + (uint64_t)ref->size;
+        out += HEADER_SIZE + ref->size;
+    }
+    Py_END_ALLOW_THREADS
+    for (Py_ssize_t i = start; i < stop; i++)
+        Py_DECREF(refs[i - start].object);
+    result = Py_BuildValue("nOO", stop, chunk, words);
+done:
+    PyMem_RawFree(refs);
+    Py_XDECREF(chunk);
+    Py_XDECREF(words);
+    PyBuffer_Release(&crcs);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"pack_records", (PyCFunction)(void (*)(void))pack_records, METH_FASTCALL,
+     "pack_records(entries, crcs, start, room, ledger_id, first_entry_id, log_tag, offset) -> (stop, chunk, words)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "bookkeeper._records",
+    "Native packing of a checkpoint's entry-log records (see bookkeeper/entry_log.py).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__records(void) {
+    return PyModule_Create(&module_def);
+}
