@@ -284,10 +284,11 @@ class JournalWriter:
             group, group_bytes = self._take_group()
             if not group:
                 return
-            refused = [item for item in group if item.ledger_id in self._failed_ledgers]
-            if refused:
-                group = [item for item in group if item.ledger_id not in self._failed_ledgers]
-                self._complete(refused, BookieIOError("an earlier add to this ledger failed"))
+            if self._failed_ledgers:   # (two passes over every group otherwise)
+                refused = [item for item in group if item.ledger_id in self._failed_ledgers]
+                if refused:
+                    group = [item for item in group if item.ledger_id not in self._failed_ledgers]
+                    self._complete(refused, BookieIOError("an earlier add to this ledger failed"))
             self._complete(group, self._write_or_fail(group, group_bytes))
 
     def _write_or_fail(self, group: list[JournalItem], group_bytes: int) -> BookieIOError | None:
