@@ -11,7 +11,7 @@ import pytest
 
 from bookkeeper import journal as journal_module
 from bookkeeper.errors import BookieIOError
-from bookkeeper.journal import HEADER_SIZE, journal_file_name, list_journal_files
+from bookkeeper.journal import COMPANY_WORTH_WAITING, HEADER_SIZE, journal_file_name, list_journal_files
 
 from .conftest import open_bookkeeper
 
@@ -62,6 +62,16 @@ async def test_a_lone_writer_does_not_wait_for_company(tmp_path: Path) -> None:
         # one add at a time, each awaited: a 10 s wait for company would time the test out
         for i in range(5):
             assert await asyncio.wait_for(ledger.add_entry(b"alone-%d" % i), timeout=5) == i
+        assert bk.bookie.journal.groups >= 5
+
+
+async def test_a_few_writers_do_not_wait_for_company(tmp_path: Path) -> None:
+    async with open_bookkeeper(tmp_path, max_group_wait_ms=10_000) as bk:
+        ledger = await bk.create_ledger()
+        # a few adds at a time (a producer with a few batches in flight), each few awaited
+        for _ in range(5):
+            adds = [ledger.add_entry(b"few-%d" % i) for i in range(COMPANY_WORTH_WAITING - 1)]
+            await asyncio.wait_for(asyncio.gather(*adds), timeout=5)
         assert bk.bookie.journal.groups >= 5
 
 
