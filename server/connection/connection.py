@@ -15,7 +15,6 @@ import logging
 from functools import partial
 from typing import TYPE_CHECKING, Awaitable, Callable
 
-from managed_ledger.position import Position
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
 from protocol.codec import Frame, FrameDecoder, ProtocolError, Send, encode_command
@@ -23,7 +22,7 @@ from protocol.commands import negotiate_protocol_version
 from server.errors import BrokerError, MetadataError, NotAllowed, ServiceNotReady, server_error_of
 from server.security.authorization import CONSUME, LOOKUP, PRODUCE
 from server.security.client_auth import ClientAuth
-from server.topics.message_id import position_of
+from server.topics.message_id import position_of, seek_position
 from server.topics.schema_registry import BYTES_SCHEMA, BYTES_VERSION
 from server.topics.topic_name import TopicName
 
@@ -523,7 +522,7 @@ class Connection(asyncio.Protocol):
         if request.HasField("message_publish_time"):
             position = await topic.find_position_by_publish_time(request.message_publish_time)
         elif request.HasField("message_id"):
-            position = _seek_position(topic.ledger, request.message_id)
+            position = seek_position(topic.ledger, request.message_id)
         else:
             raise NotAllowed("SEEK needs a message id or a publish time")
         await subscription.reset(position)
@@ -581,16 +580,6 @@ class Connection(asyncio.Protocol):
     async def _get_or_create_schema(self, request: pb.CommandGetOrCreateSchema) -> Cmd:
         version = await self.broker.schemas.register(TopicName.parse(request.topic), request.schema)
         return commands.get_or_create_schema_response(request.request_id, version or BYTES_VERSION)
-
-
-def _seek_position(ledger, message_id: pb.MessageIdData) -> Position:
-    """A seek target: earliest and latest sentinels, or the entry itself (redelivered)."""
-    position = position_of(message_id)
-    if position.ledger_id < 0 or position.entry_id < 0:
-        return ledger.first_position()
-    if position.ledger_id == (1 << 63) - 1:
-        return ledger.next_position(ledger.last_confirmed_entry)
-    return position
 
 
 _HANDLERS: dict[int, Callable[[Connection, Cmd, Frame], None]] = {
