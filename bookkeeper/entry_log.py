@@ -170,17 +170,12 @@ class EntryLogWriter:
                 pause()
 
     def append_record(self, header: bytes, data: bytes | memoryview) -> int:
+        """Append one record (compaction copies them so); returns its offset in the current log."""
         record_size = HEADER_SIZE + len(data)
-        if self._fd < 0 or (self._size > 0 and self._size + record_size > self._size_limit):
-            self._rotate()
+        self._room_for(record_size)
         offset = self._size
-        self._pending.append(header)
-        self._pending.append(data)
-        self._pending_bytes += record_size
-        self._size += record_size
-        self._sizes[self.current_log_id] = self._size
-        if self._pending_bytes >= _WRITE_CHUNK:
-            self._write_chunk()
+        self._pending += (header, data)
+        self._chunk_added(record_size, False, None)
         return offset
 
     def sync(self) -> None:

@@ -11,9 +11,9 @@ the group with one call, fsyncs once, and hands the whole group back to the even
 single ``call_soon_threadsafe``. It waits for company only when the last group had plenty
 (``COMPANY_WORTH_WAITING`` adds): a few writers (a batching producer with a few batches in
 flight) would otherwise wait the whole time on every round trip for little or nobody, while
-adds that arrive during an fsync form the next group anyway. Files rotate past ``journal_max_file_size``; a group never
-straddles two files, and a new file's directory entry is fsynced before anything in it is
-acknowledged.
+adds that arrive during an fsync form the next group anyway. Files rotate past
+``journal_max_file_size``; a group never straddles two files, and a new file's directory entry
+is fsynced before anything in it is acknowledged.
 
 A failed write or fsync (disk full, I/O error) fails that group's adds, not the journal: the
 next group goes to a new file (recovery cuts the failed file's torn tail and carries on with
