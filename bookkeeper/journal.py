@@ -391,10 +391,12 @@ class JournalWriter:
         self._allocated = self._file_size + chunk
 
     def _open_next_file(self) -> None:
+        """The id moves on only once the file exists: while it cannot be created (the
+        directory removed, say), each failed group tries the same id again."""
         self._close_file()
-        self.current_file_id += 1
-        path = self._directory / journal_file_name(self.current_file_id)
+        path = self._directory / journal_file_name(self.current_file_id + 1)
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        self.current_file_id += 1
         self._file_size = 0
         self._allocated = 0
         self._dropped = 0

@@ -171,6 +171,29 @@ async def test_failed_write_fails_that_ledger_and_writing_resumes_elsewhere(tmp_
         assert await second.read_entries(0, second.last_add_confirmed) == [b"after"]
 
 
+async def test_a_journal_file_that_cannot_be_created_fails_its_group_and_keeps_its_id(tmp_path: Path) -> None:
+    """The journal directory moved away under a running bookie (an operator's mistake): the
+    groups that need a new file fail, and once it is back the next file takes the next id,
+    not one past every failed attempt."""
+    async with open_bookkeeper(tmp_path, crash_on_exit=True, journal_max_file_size=300) as bk:
+        ledger = await bk.create_ledger()
+        await ledger.add_entry(b"x" * 200)
+        before = list_journal_files(tmp_path / "journal")
+        (tmp_path / "journal").rename(tmp_path / "moved")
+        for _ in range(3):
+            with pytest.raises(BookieIOError):
+                await (await bk.create_ledger()).add_entry(b"y" * 200)
+        (tmp_path / "moved").rename(tmp_path / "journal")
+        later = await bk.create_ledger()
+        await later.add_entry(b"after")
+        assert list_journal_files(tmp_path / "journal") == [*before, before[-1] + 1]
+        ids = ledger.ledger_id, later.ledger_id
+    async with open_bookkeeper(tmp_path) as bk:
+        first, second = [await bk.open_ledger(i) for i in ids]
+        assert await first.read_entries(0, 0) == [b"x" * 200]
+        assert await second.read_entries(0, 0) == [b"after"]
+
+
 async def test_failed_fsync_fails_the_group(tmp_path: Path, monkeypatch) -> None:
     async with open_bookkeeper(tmp_path) as bk:
         ledger = await bk.create_ledger()
