@@ -1,15 +1,16 @@
 /* Native packing of a checkpoint's entry-log records (see EntryLogWriter.append_records).
  *
- * pack_records(entries, crcs, start, room, ledger_id, first_entry_id, log_tag, offset)
- *     -> (stop, chunk, words)
+ * pack_records(entries, crcs, start, room, ledger_id, first_entry_id, log_tag, offset, into, at)
+ *     -> (stop, end, words)
  *
  * takes entries[start:stop], as many as fit in `room` bytes of records (at least one), and
- * returns them as one buffer of records, [u32 length][u32 crc][u64 ledger][u64 entry][data]
- * big-endian with the journal's CRCs, and their index words, two native u64 each:
- * (log_tag | length, offset of the record), the record of entries[start] at `offset`.
- * entries[i] has the id first_entry_id + i. The bytes are what the Python path builds; the
- * copying runs with the interpreter released, so a checkpoint of a few hundred thousand
- * entries no longer holds the event loop for a pass per entry.
+ * writes them into the writable buffer `into` from `at` to `end` as records, [u32 length]
+ * [u32 crc][u64 ledger][u64 entry][data] big-endian with the journal's CRCs; it returns their
+ * index words, two native u64 each: (log_tag | length, offset of the record), the record of
+ * entries[start] at `offset`. entries[i] has the id first_entry_id + i. The bytes are what the
+ * Python path builds; the copying runs with the interpreter released, so a checkpoint of a few
+ * hundred thousand entries does not hold the event loop for a pass per entry. The caller
+ * reuses `into`: a fresh megabyte per chunk was fresh memory, faulted in page by page.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -39,9 +40,9 @@ typedef struct {
 
 static PyObject *pack_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
-    if (nargs != 8 || !PyList_Check(args[0])) {
+    if (nargs != 10 || !PyList_Check(args[0])) {
         PyErr_SetString(PyExc_TypeError, "pack_records(entries: list[bytes], crcs, start, room, ledger_id, "
-                                         "first_entry_id, log_tag, offset)");
+                                         "first_entry_id, log_tag, offset, into, at)");
         return NULL;
     }
     PyObject *entries = args[0];
@@ -50,6 +51,7 @@ static PyObject *pack_records(PyObject *module, PyObject *const *args, Py_ssize_
     uint64_t first_entry_id = PyLong_AsUnsignedLongLongMask(args[5]);
     uint64_t log_tag = PyLong_AsUnsignedLongLongMask(args[6]);
     uint64_t offset = PyLong_AsUnsignedLongLongMask(args[7]);
+    Py_ssize_t at = PyLong_AsSsize_t(args[9]);
     if (PyErr_Occurred())
         return NULL;
     Py_ssize_t count = PyList_GET_SIZE(entries);
@@ -57,10 +59,14 @@ static PyObject *pack_records(PyObject *module, PyObject *const *args, Py_ssize_
         PyErr_SetString(PyExc_ValueError, "start outside the entries");
         return NULL;
     }
-    Py_buffer crcs;
+    Py_buffer crcs, into;
     if (PyObject_GetBuffer(args[1], &crcs, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
         return NULL;
-    PyObject *result = NULL, *chunk = NULL, *words = NULL;
+    if (PyObject_GetBuffer(args[8], &into, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&crcs);
+        return NULL;
+    }
+    PyObject *result = NULL, *words = NULL;
     entry_ref *refs = NULL;
     if (crcs.itemsize != 4 || crcs.format == NULL || strcmp(crcs.format, "I") != 0
             || crcs.len / 4 < count) {
@@ -81,10 +87,13 @@ static PyObject *pack_records(PyObject *module, PyObject *const *args, Py_ssize_
         total += record;
         stop++;
     }
+    if (at < 0 || total > into.len - at) {
+        PyErr_SetString(PyExc_ValueError, "the records do not fit the buffer from `at`");
+        goto done;
+    }
     refs = PyMem_RawMalloc(sizeof(entry_ref) * (size_t)(stop - start));
-    chunk = PyBytes_FromStringAndSize(NULL, total);
     words = PyBytes_FromStringAndSize(NULL, 16 * (stop - start));
-    if (refs == NULL || chunk == NULL || words == NULL) {
+    if (refs == NULL || words == NULL) {
         if (refs == NULL)
             PyErr_NoMemory();
         goto done;
@@ -94,7 +103,7 @@ static PyObject *pack_records(PyObject *module, PyObject *const *args, Py_ssize_
         refs[i - start] = (entry_ref){Py_NewRef(item), PyBytes_AS_STRING(item), PyBytes_GET_SIZE(item)};
     }
     const uint32_t *crc = (const uint32_t *)crcs.buf;
-    uint8_t *out = (uint8_t *)PyBytes_AS_STRING(chunk);
+    uint8_t *out = (uint8_t *)into.buf + at;
     uint64_t *word = (uint64_t *)PyBytes_AS_STRING(words);
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = start; i < stop; i++) {
@@ -112,18 +121,19 @@ static PyObject *pack_records(PyObject *module, PyObject *const *args, Py_ssize_
     Py_END_ALLOW_THREADS
     for (Py_ssize_t i = start; i < stop; i++)
         Py_DECREF(refs[i - start].object);
-    result = Py_BuildValue("nOO", stop, chunk, words);
+    result = Py_BuildValue("nnO", stop, at + total, words);
 done:
     PyMem_RawFree(refs);
-    Py_XDECREF(chunk);
     Py_XDECREF(words);
+    PyBuffer_Release(&into);
     PyBuffer_Release(&crcs);
     return result;
 }
 
 static PyMethodDef methods[] = {
     {"pack_records", (PyCFunction)(void (*)(void))pack_records, METH_FASTCALL,
-     "pack_records(entries, crcs, start, room, ledger_id, first_entry_id, log_tag, offset) -> (stop, chunk, words)"},
+     "pack_records(entries, crcs, start, room, ledger_id, first_entry_id, log_tag, offset, into, at) "
+     "-> (stop, end, words)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -88,8 +88,12 @@ class EntryLogWriter:
         self.current_log_id = -1
         self._fd = -1
         self._size = 0
-        self._pending: list[bytes] = []
+        #: Bytes appended but not written yet: parts in _pending, or (the native path) the
+        #: first _buffered bytes of _buffer, never both.
+        self._pending: list[bytes | bytearray] = []
         self._pending_bytes = 0
+        self._buffer = bytearray(_WRITE_CHUNK if _pack_records is not None else 0)
+        self._buffered = 0
         #: Descriptors written since the last sync (rotated-out logs are closed after it).
         self._unsynced: dict[int, int] = {}
         self._created_log = False
@@ -102,7 +106,8 @@ class EntryLogWriter:
 
         A checkpoint writes hundreds of thousands of records while the event loop shares the
         interpreter with it, so nothing goes record by record in Python: the native packer
-        builds each chunk of up to ``_WRITE_CHUNK`` bytes with the interpreter released; the
+        builds each chunk of up to ``_WRITE_CHUNK`` bytes in the writer's buffer with the
+        interpreter released; the
         Python path takes a few list passes per chunk. ``pause`` (see give_way.py) runs after
         each chunk is written (the write itself not counted) and between steps of the Python
         passes over the whole run."""
@@ -113,13 +118,21 @@ class EntryLogWriter:
         live: collections.Counter[int] = collections.Counter()
         start = 0
         while start < len(entries):
-            room = self._room_for(HEADER_SIZE + len(entries[start]))
-            stop, chunk, chunk_words = _pack_records(entries, crcs, start, room, ledger_id, first_entry_id,
-                                                     location_tag(self.current_log_id), self._size)
+            record = HEADER_SIZE + len(entries[start])
+            if self._pending or self._buffered + record > len(self._buffer):
+                self._write_pending()
+            room = self._room_for(record)
+            into = self._buffer if record <= len(self._buffer) else bytearray(record)   # (one huge entry)
+            at = self._buffered if into is self._buffer else 0
+            stop, end, chunk_words = _pack_records(entries, crcs, start, room, ledger_id, first_entry_id,
+                                                   location_tag(self.current_log_id), self._size, into, at)
             words.frombytes(chunk_words)
-            live[self.current_log_id] += len(chunk)
-            self._pending.append(chunk)
-            self._chunk_added(len(chunk), stop < len(entries), pause)
+            live[self.current_log_id] += end - at
+            if into is self._buffer:
+                self._buffered = end
+            else:
+                self._pending.append(into)
+            self._chunk_added(end - at, stop < len(entries), pause)
             start = stop
         return words, live
 
@@ -173,6 +186,8 @@ class EntryLogWriter:
         """Append one record (compaction copies them so); returns its offset in the current log."""
         record_size = HEADER_SIZE + len(data)
         self._room_for(record_size)
+        if self._buffered:
+            self._write_pending()
         offset = self._size
         self._pending += (header, data)
         self._chunk_added(record_size, False, None)
@@ -215,12 +230,14 @@ class EntryLogWriter:
         logger.debug("entry log now writing %s", path)
 
     def _write_pending(self) -> None:
-        if not self._pending:
+        if not self._pending_bytes:
             return
-        pwrite_all(self._fd, self._pending, self._size - self._pending_bytes)
+        with memoryview(self._buffer) as buffer:
+            pwrite_all(self._fd, [*self._pending, buffer[:self._buffered]], self._size - self._pending_bytes)
         self._written_since_sync += self._pending_bytes
         self._pending = []
         self._pending_bytes = 0
+        self._buffered = 0
 
     def _write_chunk(self) -> None:
         """Write what is pending, and sync the log if ``sync_every`` bytes went unsynced."""

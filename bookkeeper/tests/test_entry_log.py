@@ -63,15 +63,19 @@ def test_native_packer_is_built_where_it_can_be() -> None:
     assert entry_log._pack_records is not None
 
 
-def test_native_and_python_packing_write_the_same_logs_and_words(tmp_path: Path, monkeypatch) -> None:
-    """Runs of random sizes (empty entries, entries past the log limit, chunks split by the
-    1 MiB write size and by rotation), several ledgers after one another into the same logs."""
+@pytest.mark.parametrize("size_limit", [256 * 1024, 8 * 1024 * 1024])
+def test_native_and_python_packing_write_the_same_logs_and_words(tmp_path: Path, monkeypatch,
+                                                                 size_limit: int) -> None:
+    """Runs of every shape (empty entries, entries past the log limit or past the 1 MiB write
+    chunk, chunks split by it and by rotation), several ledgers after one another into the same
+    logs, with single records appended in between (as compaction appends them)."""
     if entry_log._pack_records is None:
         pytest.skip("bookkeeper._records is not built here")
     rng = random.Random(11)
+    shapes = [[0], [5] * 3000, [rng.randint(0, 9000) for _ in range(400)], [300_000, 1, 70_000],
+              [1_100_000, 7, 1_048_560], [200_000] * 12]
     runs = []
-    for ledger_id in range(1, 9):
-        sizes = rng.choice([[0], [5] * 3000, [rng.randint(0, 9000) for _ in range(400)], [300_000, 1, 70_000]])
+    for ledger_id, sizes in enumerate(rng.sample(shapes * 2, len(shapes) * 2), start=1):
         entries = [rng.randbytes(size) for size in sizes]
         runs.append((ledger_id, rng.randint(0, 2**40), entries, crcs_of(ledger_id, entries)))
     results = {}
@@ -79,9 +83,14 @@ def test_native_and_python_packing_write_the_same_logs_and_words(tmp_path: Path,
         if path == "python":
             monkeypatch.setattr(entry_log, "_pack_records", None)
         sizes: dict[int, int] = {}
-        writer = EntryLogWriter(tmp_path / path, 256 * 1024, LogIds(0), sizes)
+        writer = EntryLogWriter(tmp_path / path, size_limit, LogIds(0), sizes)
         (tmp_path / path).mkdir()
-        placed = [writer.append_records(*run) for run in runs]
+        placed = []
+        for ledger_id, first_entry_id, entries, crcs in runs:
+            placed.append(writer.append_records(ledger_id, first_entry_id, entries, crcs))
+            single = b"single %d" % ledger_id
+            header = RECORD_HEADER.pack(len(single), record_crc(99, ledger_id, single), 99, ledger_id)
+            placed.append(writer.append_record(header, single))
         writer.close()
         logs = {log_id: (tmp_path / path / entry_log_name(log_id)).read_bytes() for log_id in sizes}
         results[path] = (placed, sizes, logs)
