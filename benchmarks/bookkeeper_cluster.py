@@ -51,7 +51,7 @@ async def run_case(uri: str, quorums: tuple[int, int, int], entries: int, size: 
         for _ in range(entries):
             await window.acquire()
             started = time.perf_counter()
-            writer.add_entry_with_callback(payload, lambda e, err, s=started: on_done(e, err, s))
+            writer.add_entries_with_callback([payload], lambda e, err, s=started: on_done(e, err, s))
         await done
         elapsed = time.perf_counter() - began
         await writer.close()

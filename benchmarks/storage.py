@@ -63,7 +63,7 @@ async def write_phase(root: Path, total: int, entry_size: int, ledger_count: int
     started = time.perf_counter()
     for index in range(count):
         await window.acquire()
-        ledgers[index % ledger_count].add_entry_with_callback(payload, release)
+        ledgers[index % ledger_count].add_entries_with_callback([payload], release)
     for _ in range(in_flight):
         await window.acquire()
     elapsed = time.perf_counter() - started

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+from array import array
 from pathlib import Path
 from typing import Iterable
 
@@ -20,7 +21,7 @@ from .config import BookieConfig
 from .entry_log import EntryLogGoneError
 from .errors import BookieClosedError, LedgerFencedError, NoSuchLedgerError
 from .garbage_collector import GarbageCollector
-from .journal import (HEADER_SIZE, AddCallback, JournalItem, JournalWriter, record_crc,
+from .journal import (AddCallback, JournalItem, JournalWriter, record_crc,
                       recover_journal, trim_journal)
 from .last_log_mark import LastLogMark, read_mark, write_mark
 from .ledger_index import EntryLocation
@@ -77,14 +78,15 @@ class Bookie:
     def journal(self) -> JournalWriter:
         return self._journal
 
-    def add_entry(self, ledger_id: int, entry_id: int, data: bytes, on_done: AddCallback) -> None:
-        """Queue an entry; on_done(entry_id, None) runs on the loop once it is durable.
+    def add_entries(self, ledger_id: int, first_entry_id: int, entries: list[bytes], on_done: AddCallback) -> None:
+        """Queue a run of consecutive entries; on_done(last entry id, None) runs on the loop
+        once all of them are durable (they are committed in one group).
 
         Queueing is synchronous, so entries are stored (and acknowledged) in call order.
         """
         if ledger_id in self._fenced:
             raise LedgerFencedError(f"ledger {ledger_id} is fenced")
-        self._journal.enqueue(JournalItem(ledger_id, entry_id, data, on_done))
+        self._journal.enqueue(JournalItem(ledger_id, first_entry_id, entries, on_done))
 
     async def fence(self, ledger_id: int) -> int:
         """Refuse further adds to the ledger; returns its last durable entry id once every
@@ -145,17 +147,16 @@ class Bookie:
         return future
 
     def _on_group_committed(self, group: list[JournalItem], error: BaseException | None) -> None:
-        """Runs on the loop once per group: cache the entries, then report them in order."""
+        """Runs on the loop once per group: cache the entries, then report the runs in order."""
         add = self._storage.add
         last = None
         for item in group:
-            data = item.data
-            if error is None and data is not None:
+            if error is None and item.entries is not None:
                 if item.ledger_id not in self._deleted:
-                    add(item.ledger_id, item.entry_id, data, item.crc)
+                    add(item.ledger_id, item.first_entry_id, item.entries, item.crcs)
                 last = item
         if last is not None:   # one mark per group: where its last add ends
-            self._journal_end = LastLogMark(last.file_id, last.offset + HEADER_SIZE + len(last.data))
+            self._journal_end = LastLogMark(last.file_id, last.end)
         cache_full = self._storage.cache_size >= self._config.write_cache_max_size
         if self._held or (cache_full and self.checkpointer.running):
             self._hold(group, error)
@@ -169,7 +170,7 @@ class Bookie:
         acknowledged once it is flushed too, so writers wait instead of the cache growing
         without bound (as BookKeeper throttles adds on a full write cache)."""
         self._held.extend((item, error) for item in group)
-        self.throttled_adds += sum(1 for item in group if item.data is not None)
+        self.throttled_adds += sum(len(item.entries) for item in group if item.entries is not None)
         if self._releasing is None:
             self._releasing = self._loop.create_task(self._release_after_flush())
 
@@ -187,17 +188,17 @@ class Bookie:
 
 
 def _acknowledge_all(items: list[JournalItem], error: BaseException | None) -> None:
-    """Call each add's callback; one that raises is logged and the rest still run (one try
-    block around the loop, entered again after a failure: a call per add cost more)."""
+    """Call each run's callback; one that raises is logged and the rest still run (one try
+    block around the loop, entered again after a failure: a call per run cost more)."""
     index = 0
     while index < len(items):
         try:
             for index in range(index, len(items)):
                 item = items[index]
-                item.on_done(item.entry_id, error)
+                item.on_done(item.last_entry_id, error)
             return
         except Exception:
-            logger.exception("add callback failed for %d:%d", items[index].ledger_id, items[index].entry_id)
+            logger.exception("add callback failed for %d:%d", items[index].ledger_id, items[index].last_entry_id)
             index += 1
 
 
@@ -212,7 +213,7 @@ def recover(journal_dir: Path, config: BookieConfig, storage: EntryLogStorage,
 
     def replay(ledger_id: int, entry_id: int, data: memoryview) -> None:
         if ledger_id in live:
-            storage.add(ledger_id, entry_id, bytes(data), record_crc(ledger_id, entry_id, data))
+            storage.add(ledger_id, entry_id, [bytes(data)], array("I", [record_crc(ledger_id, entry_id, data)]))
             if storage.cache_size >= config.write_cache_max_size:
                 storage.flush_all()
 

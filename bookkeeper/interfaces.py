@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 from typing import Callable, Protocol
 
-#: (entry id, None) once the entry is durable, or (entry id, error); called on the event loop.
+#: (last entry id of the run, None) once all of it is durable, or (that id, error); called on
+#: the event loop.
 AddCallback = Callable[[int, BaseException | None], None]
 
 
@@ -43,9 +44,10 @@ class WriteHandle(ReadHandle, Protocol):
         """Queue data as the next entry now (so call order is storage order); the future
         resolves to its entry id (contiguous from 0) once it is durable."""
 
-    def add_entry_with_callback(self, data: bytes, on_done: AddCallback) -> None:
-        """add_entry for hot paths: no future, on_done is called straight from the group
-        completion (raises at once when the ledger refuses adds)."""
+    def add_entries_with_callback(self, entries: list[bytes], on_done: AddCallback) -> None:
+        """add_entry for hot paths: a run of entries queued at once, no future, and on_done
+        called once for the whole run, straight from the group completion (raises at once
+        when the ledger refuses adds)."""
 
     async def close(self) -> None:
         """Wait for queued adds, then seal the ledger with its last entry in the metadata."""

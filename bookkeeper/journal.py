@@ -31,7 +31,8 @@ import os
 import struct
 import threading
 import time
-from dataclasses import dataclass
+from array import array
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -46,6 +47,7 @@ logger = logging.getLogger(__name__)
 RECORD_HEADER = struct.Struct(">IIQQ")
 HEADER_SIZE = RECORD_HEADER.size
 _ID_FIELDS = struct.Struct(">QQ")
+_crc32c = crc32c.crc32c
 JOURNAL_SUFFIX = ".journal"
 _PAGE = 4096
 #: Adds in a group that make waiting for company worth it for the next one. One batching
@@ -62,8 +64,8 @@ def journal_file_name(file_id: int) -> str:
 
 
 def record_crc(ledger_id: int, entry_id: int, data: bytes | memoryview) -> int:
-    """The record's CRC32C: over the ids, then the data."""
-    return crc32c.crc32c(data, crc32c.crc32c(_ID_FIELDS.pack(ledger_id, entry_id)))
+    """The record's CRC32C: over the ids, then the data (_write_group has it inline)."""
+    return _crc32c(data, _crc32c(_ID_FIELDS.pack(ledger_id, entry_id)))
 
 
 def record_crc_ok(record: memoryview | bytes) -> bool:
@@ -82,22 +84,29 @@ def fsync_directory(path: Path) -> None:
         os.close(fd)
 
 
-#: Told on the event loop how an add ended: (entry id, None) once durable, or (entry id, error).
+#: Told on the event loop how a run of adds ended: (its last entry id, None) once all of it
+#: is durable, or (its last entry id, error).
 AddCallback = Callable[[int, BaseException | None], None]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class JournalItem:
-    """One queued add (or, with ``data`` None, a barrier that completes in queue order)."""
+    """A run of consecutive adds to one ledger, queued at once and so committed in one group
+    (or, with ``entries`` None, a barrier that completes in queue order)."""
 
     ledger_id: int
-    entry_id: int
-    data: bytes | None
+    first_entry_id: int
+    entries: list[bytes] | None
     on_done: AddCallback
+    #: The records' CRCs as the journal wrote them; the entry log reuses them.
+    crcs: array = field(default_factory=lambda: array("I"))
+    #: Where the run's last record ends: journal file id and offset.
     file_id: int = -1
-    offset: int = -1
-    #: The record's CRC as the journal wrote it; the entry log reuses it.
-    crc: int = 0
+    end: int = -1
+
+    @property
+    def last_entry_id(self) -> int:
+        return self.first_entry_id + len(self.entries) - 1 if self.entries is not None else self.first_entry_id
 
 
 #: Called on the event loop with a committed group (in queue order) and the failure, if any.
@@ -211,7 +220,9 @@ class JournalWriter:
         self._queue: collections.deque[JournalItem] = collections.deque()
         #: Adds queued on the loop thread during this loop iteration (see enqueue()).
         self._intake: list[JournalItem] = []
+        self._intake_adds = 0
         self._intake_bytes = 0
+        self._queued_adds = 0
         self._queued_bytes = 0
         #: When the oldest queued add arrived: a group waits for company only until it has
         #: waited max_group_wait_ms (adds that queued up during the last fsync go at once).
@@ -252,8 +263,9 @@ class JournalWriter:
         if self._stopping:
             raise BookieClosedError("journal is closed")
         self._intake.append(item)
-        if item.data is not None:
-            self._intake_bytes += HEADER_SIZE + len(item.data)
+        if item.entries is not None:
+            self._intake_adds += len(item.entries)
+            self._intake_bytes += HEADER_SIZE * len(item.entries) + sum(map(len, item.entries))
         if len(self._intake) == 1:
             self._loop.call_soon(self.hand_over)
 
@@ -262,6 +274,7 @@ class JournalWriter:
         before stop() so nothing queued is left behind)."""
         items, self._intake = self._intake, []
         size, self._intake_bytes = self._intake_bytes, 0
+        adds, self._intake_adds = self._intake_adds, 0
         if not items:
             return
         with self._cond:
@@ -269,12 +282,13 @@ class JournalWriter:
                 if not self._queue:
                     self._oldest_enqueued_at = time.monotonic()
                 self._queue.extend(items)
+                self._queued_adds += adds
                 self._queued_bytes += size
                 if self._writer_idle or self._queued_bytes >= self._config.buffered_writes_threshold:
                     self._cond.notify()
                 return
         for item in items:   # stop() came first: these adds will never be written
-            item.on_done(item.entry_id, BookieClosedError("journal is closed"))
+            item.on_done(item.last_entry_id, BookieClosedError("journal is closed"))
 
     def stop(self) -> None:
         """Commit what is queued, then end the thread (blocking: call from an executor)."""
@@ -308,7 +322,7 @@ class JournalWriter:
         except OSError as exc:
             logger.error("journal write failed (%s): failing %d adds", exc, len(group))
             self._needs_new_file = True
-            self._failed_ledgers.update(item.ledger_id for item in group if item.data is not None)
+            self._failed_ledgers.update(item.ledger_id for item in group if item.entries is not None)
             return BookieIOError(f"journal write failed: {exc}")
         return None
 
@@ -341,7 +355,8 @@ class JournalWriter:
                 self._cond.wait(remaining)
             group = list(self._queue)
             self._queue.clear()
-            self._company_expected = len(group) >= COMPANY_WORTH_WAITING
+            self._company_expected = self._queued_adds >= COMPANY_WORTH_WAITING
+            self._queued_adds = 0
             group_bytes = self._queued_bytes
             self._queued_bytes = 0
         return group, group_bytes
@@ -352,16 +367,18 @@ class JournalWriter:
         parts: list[bytes] = []
         offset = self._file_size
         file_id = self.current_file_id
+        pack, pack_ids, crc32c = RECORD_HEADER.pack, _ID_FIELDS.pack, _crc32c
         for item in group:
-            data = item.data
-            if data is None:
+            if item.entries is None:
                 continue
-            item.crc = crc = record_crc(item.ledger_id, item.entry_id, data)
-            parts.append(RECORD_HEADER.pack(len(data), crc, item.ledger_id, item.entry_id))
-            parts.append(data)
+            ledger_id, crcs = item.ledger_id, item.crcs
+            for entry_id, data in enumerate(item.entries, item.first_entry_id):
+                crc = crc32c(data, crc32c(pack_ids(ledger_id, entry_id)))
+                crcs.append(crc)
+                parts += (pack(len(data), crc, ledger_id, entry_id), data)
+                offset += HEADER_SIZE + len(data)
             item.file_id = file_id
-            item.offset = offset
-            offset += HEADER_SIZE + len(data)
+            item.end = offset
         if parts:
             pwrite_all(self._fd, parts, self._file_size)
             self._file_size = offset

@@ -107,14 +107,14 @@ class LedgerWriter(LedgerReader):
 
     def add_entry(self, data: bytes) -> asyncio.Future[int]:
         future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        self.add_entry_with_callback(data, future_callback(future))
+        self.add_entries_with_callback([data], future_callback(future))
         return future
 
-    def add_entry_with_callback(self, data: bytes, on_done: AddCallback) -> None:
+    def add_entries_with_callback(self, entries: list[bytes], on_done: AddCallback) -> None:
         if self._closing:
             raise LedgerClosedError(f"ledger {self.ledger_id} is closed")
-        self._bookie.add_entry(self.ledger_id, self._next_entry_id, data, on_done)
-        self._next_entry_id += 1
+        self._bookie.add_entries(self.ledger_id, self._next_entry_id, entries, on_done)
+        self._next_entry_id += len(entries)
 
     async def close(self) -> None:
         if self._closing:

@@ -72,16 +72,19 @@ class EntryLogStorage:
         with self.lock:
             return self._next_entry_id_locked(ledger_id)
 
-    def add(self, ledger_id: int, entry_id: int, data: bytes, crc: int) -> None:
-        """Take a journal-durable entry with its record CRC; one already stored (a replay) or
-        out of order is ignored."""
+    def add(self, ledger_id: int, first_entry_id: int, entries: list[bytes], crcs: array) -> None:
+        """Take journal-durable consecutive entries with their record CRCs; those already
+        stored (a replay) are skipped, and a run out of order is ignored."""
         cached = self._cache.get(ledger_id)  # the active cache changes on the loop only
         expected = cached.last_entry_id + 1 if cached is not None else self.next_entry_id(ledger_id)
-        if entry_id == expected:
-            self._cache.put(ledger_id, entry_id, data, crc)
-        elif entry_id > expected:
-            logger.warning("ledger %d: ignoring entry %d (expected %d)", ledger_id, entry_id,
+        if first_entry_id == expected:
+            self._cache.put(ledger_id, first_entry_id, entries, crcs)
+        elif first_entry_id > expected:
+            logger.warning("ledger %d: ignoring entries from %d (expected %d)", ledger_id, first_entry_id,
                            expected)
+        elif expected < first_entry_id + len(entries):
+            skip = expected - first_entry_id
+            self._cache.put(ledger_id, expected, entries[skip:], crcs[skip:])
 
     def last_entry_id(self, ledger_id: int) -> int:
         return self.next_entry_id(ledger_id) - 1

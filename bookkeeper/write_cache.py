@@ -41,15 +41,16 @@ class WriteCache:
     def is_empty(self) -> bool:
         return not self._ledgers
 
-    def put(self, ledger_id: int, entry_id: int, data: bytes, crc: int) -> None:
-        """Hold the next entry of a ledger (the caller checked it is the next one)."""
+    def put(self, ledger_id: int, first_entry_id: int, entries: list[bytes], crcs: array) -> None:
+        """Hold the next entries of a ledger (the caller checked they come next)."""
         cached = self._ledgers.get(ledger_id)
         if cached is None:
-            cached = self._ledgers[ledger_id] = CachedLedger(entry_id)
-        cached.entries.append(data)
-        cached.crcs.append(crc)
-        cached.total_size += len(data)
-        self.size += len(data)
+            cached = self._ledgers[ledger_id] = CachedLedger(first_entry_id)
+        cached.entries += entries
+        cached.crcs += crcs
+        size = sum(map(len, entries))
+        cached.total_size += size
+        self.size += size
 
     def get(self, ledger_id: int) -> CachedLedger | None:
         return self._ledgers.get(ledger_id)

@@ -90,6 +90,41 @@ def test_send_with_unparsable_metadata_is_refused_and_not_stored(broker, client)
     assert data_of(receive_n(consumer, 2, ack=True)) == [b"good", b"after"]
 
 
+def test_sends_of_two_producers_in_one_write_with_a_bad_one_among_them(broker, client):
+    """The broker takes a producer's consecutive SENDs of one read as one run: a refused SEND
+    in the middle, and another producer's between, leave every other receipted in order at
+    consecutive positions and stored once."""
+    topics = [full_name(unique_topic("runs")) for _ in range(2)]
+    consumers = [subscribe_earliest(client, topic) for topic in topics]
+    raw = RawClient(broker)
+    try:
+        raw.create_producer(topics[0], producer_id=1)
+        raw.create_producer(topics[1], producer_id=2)
+
+        def frame(producer_id: int, sequence_id: int, entry: bytes | None = None) -> bytes:
+            entry = entry or make_entry(pb.MessageMetadata(producer_name=f"raw-{producer_id}", sequence_id=sequence_id,
+                                                           publish_time=1), b"%d-%d" % (producer_id, sequence_id))
+            return b"".join(encode_payload_frame(
+                Cmd(type=Cmd.SEND, send=pb.CommandSend(producer_id=producer_id, sequence_id=sequence_id)), entry))
+
+        order = [(1, 0), (1, 1), (2, 0), (1, 2), (1, 3), (2, 1), (2, 2), (1, 4)]
+        raw.sock.sendall(b"".join(frame(p, s, UNREADABLE_ENTRY if (p, s) == (1, 2) else None) for p, s in order))
+        answers = [raw.next() for _ in order]
+    finally:
+        raw.close()
+    errors = [(a.send_error.producer_id, a.send_error.sequence_id) for a in answers if a.type == Cmd.SEND_ERROR]
+    assert errors == [(1, 2)]
+    for producer_id, sequence_ids in ((1, [0, 1, 3, 4]), (2, [0, 1, 2])):
+        receipts = [a.send_receipt for a in answers
+                    if a.type == Cmd.SEND_RECEIPT and a.send_receipt.producer_id == producer_id]
+        assert [r.sequence_id for r in receipts] == sequence_ids
+        first = receipts[0].message_id.entryId
+        assert [(r.message_id.ledgerId, r.message_id.entryId) for r in receipts] == \
+            [(receipts[0].message_id.ledgerId, first + i) for i in range(len(receipts))]
+        received = data_of(receive_n(consumers[producer_id - 1], len(sequence_ids), ack=True))
+        assert received == [b"%d-%d" % (producer_id, s) for s in sequence_ids]
+
+
 def test_unreadable_entry_already_stored_is_skipped_and_counted(fresh_broker, connect):
     """Older data may hold an entry no SEND check refused: written here straight into the
     managed ledger of the stopped broker, between two good ones."""

@@ -12,15 +12,16 @@ from typing import Callable
 
 from .position import Position
 
-#: Called once an append completes: (position, None) when durable, else (None, error).
+#: Called once a run of appends completes: (its first position, None) when all of it is
+#: durable, else (None, error).
 AddCallback = Callable[[Position | None, BaseException | None], None]
 
 
 @dataclass(slots=True)
 class QueuedAdd:
-    """An add waiting for a writable ledger (Pulsar's OpAddEntry before it is sent)."""
+    """A run of adds waiting for a writable ledger (Pulsar's OpAddEntry before it is sent)."""
 
-    data: bytes
+    entries: list[bytes]
     on_done: AddCallback
     started: float
 
@@ -32,8 +33,8 @@ class InFlightAdds:
         self.count = 0
         self._waiters: list[asyncio.Future[None]] = []
 
-    def completed(self) -> None:
-        self.count -= 1
+    def completed(self, count: int) -> None:
+        self.count -= count
         if not self.count and self._waiters:
             waiters, self._waiters = self._waiters, []
             for waiter in waiters:

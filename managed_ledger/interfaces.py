@@ -119,10 +119,12 @@ class ManagedLedger(Protocol):
         """add_entry without a coroutine (no task per entry on the SEND path): the future
         resolves once the entry is on disk. Appends complete in call order."""
 
-    def append_with_callback(self, data: bytes,
-                             on_done: Callable[[Position | None, BaseException | None], None]) -> None:
-        """append without a future: on_done(position, None) once the entry is on disk, or
-        on_done(None, error); called in append order (the SEND path's one call per entry)."""
+    def append_run(self, entries: list[bytes],
+                   on_done: Callable[[Position | None, BaseException | None], None]) -> None:
+        """append without a future, for consecutive entries stored in one ledger:
+        on_done(first position, None) once all of them are on disk (the others follow it
+        entry by entry), or on_done(None, error); runs complete in append order (the SEND
+        path's one call per run of SENDs read at once)."""
 
     async def read_entry(self, position: Position) -> Entry | None: ...
 

@@ -208,40 +208,44 @@ class ManagedLedgerImpl:
 
     def append(self, data: bytes) -> "asyncio.Future[Position]":
         future: asyncio.Future[Position] = self._loop.create_future()
-        self.append_with_callback(data, functools.partial(settle, future))
+        self.append_run([data], functools.partial(settle, future))
         return future
 
-    def append_with_callback(self, data: bytes, on_done: AddCallback) -> None:
+    def append_run(self, entries: list[bytes], on_done: AddCallback) -> None:
         if self._closing:
             on_done(None, ManagedLedgerClosedError(f"managed ledger {self.name} is closed"))
         elif self.terminated:
             on_done(None, ManagedLedgerTerminatedError(f"managed ledger {self.name} was terminated"))
         else:
-            self._in_flight.count += 1
+            self._in_flight.count += len(entries)
             if self._state is ManagedLedgerState.WRITING:
-                self._send(data, on_done, time.monotonic())
+                self._send(entries, on_done, time.monotonic())
             else:
-                self._queued.append(QueuedAdd(data, on_done, time.monotonic()))
+                self._queued.append(QueuedAdd(entries, on_done, time.monotonic()))
                 if self._state is ManagedLedgerState.LEDGER_NEEDED:
                     self._start_rollover()
 
-    def _send(self, data: bytes, on_done: AddCallback, started: float) -> None:
+    def _send(self, entries: list[bytes], on_done: AddCallback, started: float) -> None:
+        """The whole run goes to the current ledger (it may pass the rollover threshold by a
+        run's length, as an add crossing it does by one)."""
         writer = self._writer
         assert writer is not None
-        on_durable = functools.partial(self._on_add_durable, self._writer_info, data, on_done, started)
+        size = sum(map(len, entries))
+        on_durable = functools.partial(self._on_add_durable, self._writer_info, entries, size, on_done, started)
         try:
-            writer.add_entry_with_callback(data, on_durable)
+            writer.add_entries_with_callback(entries, on_durable)
         except BookKeeperError as exc:
-            self._on_write_failed(on_done, exc)
+            self._on_write_failed(len(entries), on_done, exc)
             return
-        self._writer_entries += 1
-        self._writer_bytes += len(data)
-        entries, size, at = self._rollover_rule.ask_at
-        if self._writer_entries >= entries or self._writer_bytes >= size or self._loop.time() >= at:
+        self._writer_entries += len(entries)
+        self._writer_bytes += size
+        entries_due, size_due, at = self._rollover_rule.ask_at
+        if self._writer_entries >= entries_due or self._writer_bytes >= size_due or self._loop.time() >= at:
             self._roll_over_if_due()
 
-    def _add_completed(self, on_done: AddCallback, position: Position | None, error: BaseException | None) -> None:
-        self._in_flight.completed()
+    def _add_completed(self, count: int, on_done: AddCallback, position: Position | None,
+                       error: BaseException | None) -> None:
+        self._in_flight.completed(count)
         on_done(position, error)
 
     def _roll_over_if_due(self) -> bool:
@@ -266,27 +270,29 @@ class ManagedLedgerImpl:
         if not self._roll_over_if_due():
             self._schedule_rollover_check()
 
-    def _on_add_durable(self, info: LedgerInfo, data: bytes, on_done: AddCallback, started: float,
-                        entry_id: int, error: BaseException | None) -> None:
+    def _on_add_durable(self, info: LedgerInfo, entries: list[bytes], size: int, on_done: AddCallback,
+                        started: float, last_entry_id: int, error: BaseException | None) -> None:
+        count = len(entries)
         if error is not None:
-            self._on_write_failed(on_done, error)
+            self._on_write_failed(count, on_done, error)
             return
-        self.write_latency.record((time.monotonic() - started) * 1000)
-        position = Position(info.ledger_id, entry_id)
-        info.entries = entry_id + 1   # (an info trimmed from the list meanwhile is updated in vain)
-        info.size += len(data)
-        self._last_confirmed = position
+        self.write_latency.record((time.monotonic() - started) * 1000, count)
+        first_entry_id = last_entry_id - count + 1
+        info.entries = last_entry_id + 1   # (an info trimmed from the list meanwhile is updated in vain)
+        info.size += size
+        self._last_confirmed = Position(info.ledger_id, last_entry_id)
         if self._cursors.active:   # as Pulsar: cached only for consumers keeping up
-            self._cache.add(position, data)
-        self._add_completed(on_done, position, None)
+            for entry_id, data in enumerate(entries, first_entry_id):
+                self._cache.add(Position(info.ledger_id, entry_id), data)
+        self._add_completed(count, on_done, Position(info.ledger_id, first_entry_id), None)
         if self._waiters:
             self._wake_waiters(True)
 
-    def _on_write_failed(self, on_done: AddCallback, error: BaseException) -> None:
-        """The ledger lost an add: the next add rolls over to a new ledger. Adds queued for
-        that new ledger fail too, so none of them lands ahead of the failed one."""
+    def _on_write_failed(self, count: int, on_done: AddCallback, error: BaseException) -> None:
+        """The ledger lost a run: the next add rolls over to a new ledger. Adds queued for
+        that new ledger fail too, so none of them lands ahead of the failed ones."""
         logger.error("managed ledger %s: add failed: %s", self.name, error)
-        self._add_completed(on_done, None, ManagedLedgerStorageError(f"add failed: {error}"))
+        self._add_completed(count, on_done, None, ManagedLedgerStorageError(f"add failed: {error}"))
         if self._state is ManagedLedgerState.WRITING:
             self._state = ManagedLedgerState.LEDGER_NEEDED
         self._fail_queued(ManagedLedgerStorageError(f"an earlier add failed: {error}"))
@@ -330,7 +336,7 @@ class ManagedLedgerImpl:
             if self._state is not ManagedLedgerState.WRITING:
                 self._queued = queued[index:] + self._queued
                 break
-            self._send(add.data, add.on_done, add.started)
+            self._send(add.entries, add.on_done, add.started)
         logger.debug("managed ledger %s rolled over to ledger %d", self.name, writer.ledger_id)
         self._trimming.request()
 
@@ -342,7 +348,7 @@ class ManagedLedgerImpl:
     def _fail_queued(self, error: Exception) -> None:
         queued, self._queued = self._queued, []
         for add in queued:
-            self._add_completed(add.on_done, None, error)
+            self._add_completed(len(add.entries), add.on_done, None, error)
 
     async def _seal(self, writer: WriteHandle) -> None:
         info = self.ledger_list.get(writer.ledger_id)

@@ -48,6 +48,10 @@ class _PendingAdd:
         self.sent: set[str] = set()
 
 
+def _part_of_run(entry_id: int, error: BaseException | None) -> None:
+    """The callback of a run's adds before its last: the last one reports for the run."""
+
+
 class LedgerWriteHandle:
     def __init__(self, client: BookKeeperClient, ledger_id: int, metadata: LedgerMetadata,
                  version: int) -> None:
@@ -99,22 +103,25 @@ class LedgerWriteHandle:
 
     def add_entry(self, data: bytes) -> asyncio.Future[int]:
         future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        self.add_entry_with_callback(data, future_callback(future))
+        self.add_entries_with_callback([data], future_callback(future))
         return future
 
-    def add_entry_with_callback(self, data: bytes, on_done: AddCallback) -> None:
+    def add_entries_with_callback(self, entries: list[bytes], on_done: AddCallback) -> None:
+        """Each entry is an add of its own on the wire; the run's callback rides on its last,
+        which completes after the others (in entry order) and fails with them."""
         if self._closing:
             raise LedgerClosedError(f"ledger {self._ledger_id} is closed")
         if self._error is not None:
             raise self._error
-        payload = bytes(data)
-        self._pushed_length += len(payload)
-        op = _PendingAdd(self._next_entry_id, payload, self._pushed_length, on_done)
-        self._next_entry_id += 1
-        self._pending.append(op)
-        self._drained.clear()
-        if not self._changing:
-            self._send(op)
+        for index, data in enumerate(entries, 1 - len(entries)):
+            payload = bytes(data)
+            self._pushed_length += len(payload)
+            op = _PendingAdd(self._next_entry_id, payload, self._pushed_length, on_done if index == 0 else _part_of_run)
+            self._next_entry_id += 1
+            self._pending.append(op)
+            self._drained.clear()
+            if not self._changing:
+                self._send(op)
 
     async def close(self) -> None:
         """Wait for the adds in flight, then seal the ledger at its LAC (CAS)."""

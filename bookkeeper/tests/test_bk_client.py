@@ -84,6 +84,37 @@ async def test_recovery_of_an_abandoned_writer_keeps_every_acknowledged_entry(cl
         await new.close()
 
 
+async def test_a_run_of_adds_completes_once_in_order_and_fails_whole_when_fenced(cluster) -> None:
+    old = await open_client(cluster)
+    new = await open_client(cluster)
+    try:
+        writer = await old.create_ledger()
+        sizes = [1, 5, 3, 40, 2]
+        answers: list[tuple[int, BaseException | None]] = []
+        done = asyncio.get_running_loop().create_future()
+
+        def on_done(last_entry_id: int, error: BaseException | None) -> None:
+            answers.append((last_entry_id, error))
+            if len(answers) == len(sizes):
+                done.set_result(None)
+
+        start = 0
+        for size in sizes:
+            writer.add_entries_with_callback([payload(i) for i in range(start, start + size)], on_done)
+            start += size
+        await asyncio.wait_for(done, 30)
+        assert answers == [(0, None), (5, None), (8, None), (48, None), (50, None)]
+        assert await writer.read_entries(0, 50) == [payload(i) for i in range(51)]
+        await new.open_ledger(writer.ledger_id, recovery=True)   # fences the writer
+        failed = asyncio.get_running_loop().create_future()
+        writer.add_entries_with_callback([b"x", b"y"], lambda last, error: failed.set_result((last, error)))
+        last, error = await asyncio.wait_for(failed, 30)
+        assert last == 52 and isinstance(error, LedgerFencedError)
+    finally:
+        await old.close()
+        await new.close()
+
+
 async def test_a_bookie_killed_mid_write_is_replaced(cluster) -> None:
     client = await open_client(cluster, 2, 2, 2)
     victim_index = None

@@ -39,18 +39,19 @@ async def test_a_raising_add_callback_does_not_keep_the_others_of_its_group_wait
         called: list[int] = []
         done = asyncio.get_running_loop().create_future()
 
-        def on_done(entry_id: int, error: BaseException | None) -> None:
-            called.append(entry_id)
-            if entry_id in (1, 3):
+        def on_done(last_entry_id: int, error: BaseException | None) -> None:
+            called.append(last_entry_id)
+            if last_entry_id in (1, 4):
                 raise RuntimeError("a caller's bug")
-            if entry_id == 4:
+            if last_entry_id == 6:
                 done.set_result(None)
 
-        for data in (b"a", b"b", b"c", b"d", b"e"):   # queued in one loop iteration: one group
-            ledger.add_entry_with_callback(data, on_done)
+        runs = [[b"a"], [b"b"], [b"c", b"d", b"e"], [b"f", b"g"]]
+        for run in runs:   # queued in one loop iteration: one group
+            ledger.add_entries_with_callback(run, on_done)
         await asyncio.wait_for(done, 10)
-        assert called == [0, 1, 2, 3, 4]
-        assert await ledger.read_entries(0, 4) == [b"a", b"b", b"c", b"d", b"e"]
+        assert called == [0, 1, 4, 6]   # once per run, with its last entry id
+        assert await ledger.read_entries(0, 6) == [b"a", b"b", b"c", b"d", b"e", b"f", b"g"]
 
 
 async def test_ledger_ids_grow_across_restarts(tmp_path: Path) -> None:

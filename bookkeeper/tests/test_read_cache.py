@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from array import array
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ def flushed_storage(directory: Path, entries: int, size: int = ENTRY) -> EntryLo
     storage.load(set())
     for entry_id in range(entries):
         data = b"%08d" % entry_id * (size // 8)
-        storage.add(7, entry_id, data, record_crc(7, entry_id, data))
+        storage.add(7, entry_id, [data], array("I", [record_crc(7, entry_id, data)]))
     storage.flush_all()
     return storage
 

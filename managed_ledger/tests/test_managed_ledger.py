@@ -50,6 +50,56 @@ async def test_concurrent_adds_keep_arrival_order_across_rollovers(tmp_path: Pat
         assert [e.position for e in entries] == positions
 
 
+async def test_runs_land_whole_in_one_ledger_in_order_across_rollovers(tmp_path: Path) -> None:
+    """append_run: each run goes whole to one ledger (a rollover may wait for the run that
+    crosses the threshold), completes once with its first position, and runs queued while a
+    ledger is being rolled over keep their order."""
+    async with open_storage(tmp_path, max_entries_per_ledger=5, **KEEP_ALL) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        runs = [[b"%d-%d" % (run, i) for i in range(size)] for run, size in enumerate([3, 4, 1, 6, 2, 2])]
+        done = [asyncio.get_running_loop().create_future() for _ in runs]
+        for run, future in zip(runs, done):
+            ledger.append_run(run, lambda first, error, future=future: future.set_result((first, error)))
+        answers = await asyncio.gather(*done)
+        assert all(error is None for _, error in answers)
+        firsts = [first for first, _ in answers]
+        assert [entries for _, entries, _ in ledger.ledgers_info()] == [7, 7, 4]
+        assert [(p.ledger_id, p.entry_id) for p in firsts] == [
+            (firsts[0].ledger_id, 0), (firsts[0].ledger_id, 3),
+            (firsts[2].ledger_id, 0), (firsts[2].ledger_id, 1),
+            (firsts[4].ledger_id, 0), (firsts[4].ledger_id, 2)]
+        entries = await ledger.read_entries(ledger.first_position(), 100)
+        assert [e.data for e in entries] == [data for run in runs for data in run]
+        for first, run in zip(firsts, runs):
+            assert await ledger.read_entry(first) == Entry(first, run[0])
+
+
+async def test_a_failed_run_fails_whole_and_the_runs_queued_behind_it(tmp_path: Path, monkeypatch) -> None:
+    from bookkeeper import journal as journal_module
+
+    async with open_storage(tmp_path, **KEEP_ALL) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        await ledger.add_entry(b"before")
+        answers: list[tuple[Position | None, BaseException | None]] = []
+
+        def disk_full(fd: int, data, offset: int) -> None:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr(journal_module, "pwrite_all", disk_full)
+        ledger.append_run([b"a", b"b", b"c"], lambda first, error: answers.append((first, error)))
+        while not answers:
+            await asyncio.sleep(0.01)
+        ledger.append_run([b"d", b"e"], lambda first, error: answers.append((first, error)))   # rolls over
+        while len(answers) < 2:
+            await asyncio.sleep(0.01)
+        assert [(first, type(error)) for first, error in answers] == [(None, ManagedLedgerStorageError)] * 2
+        monkeypatch.undo()
+        after = await ledger.add_entry(b"after")
+        entries = await ledger.read_entries(ledger.first_position(), 10)
+        assert [bytes(e.data) for e in entries] == [b"before", b"after"]
+        assert entries[-1].position == after
+
+
 async def test_rollover_by_size(tmp_path: Path) -> None:
     async with open_storage(tmp_path, max_size_per_ledger_mb=1, **KEEP_ALL) as factory:
         ledger = await factory.open_ledger(TOPIC)

@@ -26,6 +26,7 @@ from server.topics.message_id import position_of, seek_position
 from server.topics.schema_registry import BYTES_SCHEMA, BYTES_VERSION
 from server.topics.topic_name import TopicName
 
+from .send_refusal import refusal_of
 from .write_pressure import HIGH_WATER, WriteGate
 
 if TYPE_CHECKING:
@@ -47,9 +48,6 @@ RECENTLY_CLOSED_PRODUCERS = 1000
 NO_REQUEST = -1
 #: The client library that handles REACHED_END_OF_TOPIC (C++, Python and Go drop the connection).
 END_OF_TOPIC_CLIENTS = ("Pulsar-Java-v",)
-#: Length of the fixed header before the metadata in a stored entry: magic, crc32c, metadata size.
-ENTRY_HEADER = 10
-
 #: What a client may send while its CONNECT is being authenticated.
 _BEFORE_AUTH = (Cmd.CONNECT, Cmd.PING, Cmd.PONG)
 ErrorBuilder = Callable[[int, int, str], Cmd]
@@ -61,7 +59,7 @@ class Connection(asyncio.Protocol):
         self.config = broker.config
         self._decoder = FrameDecoder(self.config.max_frame_size)
         #: An entry up to this long cannot hold a payload over maxMessageSize.
-        self._max_entry_size = self.config.max_message_size + ENTRY_HEADER
+        self._max_message_size = self.config.max_message_size
         self._publish_buffer = broker.publish_buffer
         self._transport: asyncio.Transport | None = None
         self._out: list[bytes] = []
@@ -107,11 +105,7 @@ class Connection(asyncio.Protocol):
         self._decoder.receive_data(data)
         try:
             while frames := self._decoder.next_frames():
-                for frame in frames:
-                    if type(frame) is Send:
-                        self._on_send(frame)
-                    else:
-                        self._handle(frame)
+                self._dispatch(frames)
         except ProtocolError as exc:
             log.warning("closing connection from %s: %s", self.remote, exc)
             self.abort()
@@ -204,8 +198,8 @@ class Connection(asyncio.Protocol):
         self._heard_from_peer = False
         self._schedule_keepalive()
 
-    def publish_completed(self, size: int) -> None:
-        self._pending_publishes -= 1
+    def publish_completed(self, size: int, count: int) -> None:
+        self._pending_publishes -= count
         self._publish_buffer.answered(size)
         if self._pending_publishes <= MAX_PENDING_PUBLISHES // 2:
             self._allow_reading("pending publishes")
@@ -360,36 +354,43 @@ class Connection(asyncio.Protocol):
         self._queued_producers[producer.producer_id] = producer
         self.write(self._producer_success(request_id, producer, ready=False))
 
-    def _on_send(self, send: Send) -> None:
-        """Every unbatched message passes here: the tuple is unpacked once, and the payload's
-        exact size is worked out only for an entry long enough to exceed the limit."""
+    def _dispatch(self, frames: list[Frame | Send]) -> None:
+        """Handle frames in order; consecutive SENDs of one producer go to it as one run (the
+        layers below then work per run, not per message)."""
+        run: list[Send] = []
+        producer: "Producer | None" = None
+        try:
+            for frame in frames:
+                is_send = type(frame) is Send
+                sender = self._producers.get(frame.producer_id) if is_send else None
+                if run and sender is not producer:
+                    producer.publish(run)
+                    run = []
+                producer = sender
+                if not is_send:
+                    self._handle(frame)
+                elif self._admitted(frame, sender):
+                    run.append(frame)
+        finally:
+            if run:
+                producer.publish(run)
+
+    def _admitted(self, send: Send, producer: "Producer | None") -> bool:
+        """Every unbatched message passes here; a refused SEND is answered here."""
         if not self._handshake_done or self.auth.pending:
             self._check_allowed(Cmd.SEND)   # raises
-        producer_id, sequence_id, highest, num_messages, is_chunk, entry, checksum_ok, metadata_error = send
-        producer = self._producers.get(producer_id)
         if producer is None:
-            self._on_send_without_producer(producer_id)
-            return
-        if not checksum_ok:
-            self.write(commands.send_error(producer_id, sequence_id, pb.ChecksumError,
-                                           "Checksum of the message does not match its content"))
-            return
-        if metadata_error is not None:   # refused as a corrupt message
-            self.write(commands.send_error(producer_id, sequence_id, pb.ChecksumError, metadata_error))
-            return
-        size = len(entry)
-        if size > self._max_entry_size:
-            payload_size = size - ENTRY_HEADER - int.from_bytes(entry[6:10], "big")
-            if payload_size > self.config.max_message_size:
-                self.write(commands.send_error(
-                    producer_id, sequence_id, pb.NotAllowedError,
-                    f"Message of {payload_size} bytes exceeds maxMessageSize {self.config.max_message_size}"))
-                return
+            self._on_send_without_producer(send.producer_id)
+            return False
+        refusal = refusal_of(send, self._max_message_size)
+        if refusal is not None:
+            self.write(commands.send_error(send.producer_id, send.sequence_id, *refusal))
+            return False
         self._pending_publishes += 1
         if self._pending_publishes >= MAX_PENDING_PUBLISHES:
             self._block_reading("pending publishes")
-        self._publish_buffer.taken(self, size)
-        producer.publish(sequence_id, highest, entry, num_messages, is_chunk)
+        self._publish_buffer.taken(self, len(send.entry))
+        return True
 
     def _on_send_without_producer(self, producer_id: int) -> None:
         """As Pulsar: sends in flight when their producer was closed are dropped (the client

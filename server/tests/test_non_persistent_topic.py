@@ -40,7 +40,7 @@ def publish(topic: NonPersistentTopic, count: int) -> None:
     answers = []
     async def run() -> None:
         for _ in range(count):
-            topic.publish(b"entry", 1, lambda position, error: answers.append((position, error)))
+            topic.publish([b"entry"], 1, lambda position, error: answers.append((position, error)))
     asyncio.run(run())
     assert answers == [(NON_PERSISTENT_POSITION, None)] * count
 

@@ -55,8 +55,8 @@ class ClientConnection(Protocol):
 
     def write_frame(self, frame: bytes) -> None: ...
 
-    def publish_completed(self, size: int) -> None:
-        """A SEND of size bytes got its answer: its bytes leave the publish budget."""
+    def publish_completed(self, size: int, count: int) -> None:
+        """count SENDs of size bytes in all got their answers: they leave the publish budget."""
 
     def detach_producer(self, producer: Producer) -> None: ...
 

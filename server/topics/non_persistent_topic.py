@@ -220,9 +220,11 @@ class NonPersistentTopic(TopicBase):
         self.subscriptions: dict[str, NonPersistentSubscription] = {}
         self.stats = TopicStats()
 
-    def publish(self, entry: bytes, num_messages: int,
+    def publish(self, entries: list[bytes], num_messages: int,
                 on_done: Callable[[Position, BaseException | None], None]) -> None:
-        """Hand the message to every subscription now; receipted at once as 0:0."""
+        """Hand the message to every subscription now; receipted at once as 0:0. (Positions
+        are not consecutive here, so producers publish one entry at a time.)"""
+        (entry,) = entries
         self.stats.published(num_messages, len(entry))
         message = Entry(NON_PERSISTENT_POSITION, entry)
         for subscription in list(self.subscriptions.values()):

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Callable
 from managed_ledger.errors import ManagedLedgerTerminatedError
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
+from protocol.codec import Send
 from protocol.entry import read_metadata
 from protocol.receipts import ReceiptEncoder, receipt_encoder
 
@@ -56,40 +57,59 @@ class Producer:
     def __post_init__(self) -> None:
         self._encode_receipt = receipt_encoder(self.producer_id)
 
-    def publish(self, sequence_id: int, highest_sequence_id: int, entry: bytes, num_messages: int,
-                is_chunk: bool = False) -> None:
-        """Append the entry (its metadata already checked by the connection); the receipt is
-        written once it is durable, in arrival order."""
+    def publish(self, sends: list[Send]) -> None:
+        """Append the entries of SENDs read together (their metadata already checked by the
+        connection); the receipts are written once they are durable, in arrival order. They go
+        as one run unless each needs a look of its own: deduplication, an earlier failure, or
+        a topic whose positions are not consecutive."""
+        topic = self.topic
+        if topic.deduplication is None and topic.positions_are_consecutive and not self._persistence_failed:
+            self._append(sends, False)
+        else:
+            for send in sends:
+                self._publish_one(send)
+
+    def _publish_one(self, send: Send) -> None:
         deduplication = self.topic.deduplication
-        tracked = deduplication is not None and (not is_chunk or is_last_chunk_or_whole(read_metadata(entry)))
+        tracked = deduplication is not None and (not send.is_chunk or is_last_chunk_or_whole(read_metadata(send.entry)))
         if tracked:
-            status = deduplication.check(self.name, sequence_id, highest_sequence_id)
+            status = deduplication.check(self.name, send.sequence_id, send.highest_sequence_id)
             if status is not DedupStatus.NEW:
-                self.after_receipts(partial(self._answer_duplicate, status, sequence_id, highest_sequence_id,
-                                            len(entry)))
+                self.after_receipts(partial(self._answer_duplicate, status, send.sequence_id,
+                                            send.highest_sequence_id, len(send.entry)))
                 return
         if self._persistence_failed:
-            self.connection.publish_completed(len(entry))
+            self.connection.publish_completed(len(send.entry), 1)
             self.connection.write(commands.send_error(
-                self.producer_id, sequence_id, pb.PersistenceError,
+                self.producer_id, send.sequence_id, pb.PersistenceError,
                 "An earlier message failed to persist; reconnect to resend in order"))
             return
-        self._appended += 1
-        # A callback, not a future: no future, done-callback and loop handle per message.
-        self.topic.publish(entry, num_messages,
-                           partial(self._persisted, sequence_id, highest_sequence_id, tracked, len(entry)))
+        self._append([send], tracked)
 
-    def _persisted(self, sequence_id: int, highest_sequence_id: int, tracked: bool, size: int,
-                   position: "Position | None", error: BaseException | None) -> None:
-        self._completed += 1
+    def _append(self, sends: list[Send], tracked: bool) -> None:
+        # A callback, not a future: no future, done-callback and loop handle per run.
+        self._appended += len(sends)
+        self.topic.publish([send.entry for send in sends], sum(send.num_messages for send in sends),
+                           partial(self._persisted, sends, tracked))
+
+    def _persisted(self, sends: list[Send], tracked: bool, first: "Position | None",
+                   error: BaseException | None) -> None:
+        """The run is durable (receipts at consecutive positions from ``first``) or failed."""
+        self._completed += len(sends)
         connection = self.connection
-        connection.publish_completed(size)
+        connection.publish_completed(sum(len(send.entry) for send in sends), len(sends))
         if error is None:
-            if tracked:
-                self.topic.deduplication.record_persisted(self.name, max(sequence_id, highest_sequence_id), position)
-            connection.write_frame(self._encode_receipt(sequence_id, highest_sequence_id, *position))
+            if tracked:   # (a run of one)
+                self.topic.deduplication.record_persisted(
+                    self.name, max(sends[0].sequence_id, sends[0].highest_sequence_id), first)
+            ledger_id, entry_id = first
+            encode, write_frame = self._encode_receipt, connection.write_frame
+            for send in sends:
+                write_frame(encode(send.sequence_id, send.highest_sequence_id, ledger_id, entry_id))
+                entry_id += 1
         else:
-            self._failed(sequence_id, error, tracked)
+            for send in sends:
+                self._failed(send.sequence_id, error, tracked)
         after = self._after
         while after and after[0][0] <= self._completed:
             after.popleft()[1]()
@@ -117,7 +137,7 @@ class Producer:
 
     def _answer_duplicate(self, status: DedupStatus, sequence_id: int, highest_sequence_id: int,
                           size: int) -> None:
-        self.connection.publish_completed(size)
+        self.connection.publish_completed(size, 1)
         if status is DedupStatus.DUPLICATE:
             self.connection.write_frame(self._encode_receipt(sequence_id, highest_sequence_id, *DUPLICATE_ID))
         else:

@@ -38,6 +38,8 @@ INTERNAL_CURSORS = (DEDUPLICATION_CURSOR, COMPACTION_CURSOR)
 
 
 class Topic(TopicBase):
+    positions_are_consecutive = True
+
     def __init__(
         self, broker: "TopicBroker", name: TopicName, ledger: ManagedLedger, epoch: int | None = None,
         deduplication: MessageDeduplication | None = None,
@@ -85,13 +87,14 @@ class Topic(TopicBase):
     async def _store_epoch(self, epoch: int) -> None:
         await self.broker.metadata.put(_state_path(self.name, "epoch"), str(epoch).encode())
 
-    def publish(self, entry: bytes, num_messages: int,
+    def publish(self, entries: list[bytes], num_messages: int,
                 on_done: Callable[[Position | None, BaseException | None], None]) -> None:
-        """Append one entry; on_done(position, None) once it is durable, in arrival order.
-        On a terminated topic on_done gets ManagedLedgerTerminatedError."""
+        """Append a run of entries holding num_messages in all; on_done(first position, None)
+        once they are durable (the rest follow it), in arrival order. On a terminated topic
+        on_done gets ManagedLedgerTerminatedError."""
         if not self.ledger.terminated:
-            self.stats.published(num_messages, len(entry))
-        self.ledger.append_with_callback(entry, on_done)
+            self.stats.published(num_messages, sum(map(len, entries)))
+        self.ledger.append_run(entries, on_done)
 
     def holds_data(self) -> bool:
         return self.ledger.total_size > 0

@@ -27,6 +27,9 @@ class TopicBase:
     access: ProducerAccess
     deduplication: "MessageDeduplication | None"
     subscriptions: dict
+    #: Whether entries published together get consecutive positions (a stored log's), so that
+    #: one publish may carry a run of them.
+    positions_are_consecutive = False
 
     @property
     def terminated(self) -> bool:

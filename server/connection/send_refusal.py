@@ -1,0 +1,25 @@
+"""Why a SEND is refused before it reaches its producer, in Pulsar's error codes."""
+
+from __future__ import annotations
+
+from protocol import pulsar_api_pb2 as pb
+from protocol.codec import Send
+
+#: Length of the fixed header before the metadata in a stored entry: magic, crc32c, metadata size.
+ENTRY_HEADER = 10
+
+
+def refusal_of(send: Send, max_message_size: int) -> tuple[int, str] | None:
+    """None when the SEND may be published; else its (ServerError, message). The payload's
+    exact size is worked out only for an entry long enough to exceed the limit, as an entry
+    is the payload plus a few bytes of header and metadata."""
+    if not send.checksum_ok:
+        return pb.ChecksumError, "Checksum of the message does not match its content"
+    if send.metadata_error is not None:   # refused as a corrupt message
+        return pb.ChecksumError, send.metadata_error
+    entry = send.entry
+    if len(entry) > max_message_size + ENTRY_HEADER:
+        payload_size = len(entry) - ENTRY_HEADER - int.from_bytes(entry[6:10], "big")
+        if payload_size > max_message_size:
+            return pb.NotAllowedError, f"Message of {payload_size} bytes exceeds maxMessageSize {max_message_size}"
+    return None
