@@ -73,8 +73,8 @@ class EntryLogStorage:
             return self._next_entry_id_locked(ledger_id)
 
     def add(self, ledger_id: int, first_entry_id: int, entries: list[bytes], crcs: array) -> None:
-        """Take journal-durable consecutive entries with their record CRCs; those already
-        stored (a replay) are skipped, and a run out of order is ignored."""
+        """Take journal-durable consecutive entries with their record CRCs; an entry already
+        stored (a replay, which adds one at a time) or a run out of order is ignored."""
         cached = self._cache.get(ledger_id)  # the active cache changes on the loop only
         expected = cached.last_entry_id + 1 if cached is not None else self.next_entry_id(ledger_id)
         if first_entry_id == expected:
@@ -82,9 +82,6 @@ class EntryLogStorage:
         elif first_entry_id > expected:
             logger.warning("ledger %d: ignoring entries from %d (expected %d)", ledger_id, first_entry_id,
                            expected)
-        elif expected < first_entry_id + len(entries):
-            skip = expected - first_entry_id
-            self._cache.put(ledger_id, expected, entries[skip:], crcs[skip:])
 
     def last_entry_id(self, ledger_id: int) -> int:
         return self.next_entry_id(ledger_id) - 1
