@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from typing import AsyncIterator
 
 import pytest
 
@@ -24,6 +26,18 @@ def payload(i: int) -> bytes:
 
 async def open_client(cluster, e: int = 3, qw: int = 3, qa: int = 2) -> BookKeeperClient:
     return await BookKeeperClient.open(cluster.metadata_service_uri, e, qw, qa)
+
+
+@contextlib.asynccontextmanager
+async def writer_and_recoverer(cluster) -> AsyncIterator[tuple[BookKeeperClient, BookKeeperClient]]:
+    """Two clients: one writes a ledger, the other recovers (fences) it."""
+    old = await open_client(cluster)
+    new = await open_client(cluster)
+    try:
+        yield old, new
+    finally:
+        await old.close()
+        await new.close()
 
 
 @pytest.mark.parametrize("quorums", [(3, 3, 2), (3, 2, 2)], ids=["E3Qw3Qa2", "E3Qw2Qa2"])
@@ -53,9 +67,7 @@ async def test_write_read_close(cluster, quorums) -> None:
 
 
 async def test_recovery_of_an_abandoned_writer_keeps_every_acknowledged_entry(cluster) -> None:
-    old = await open_client(cluster)
-    new = await open_client(cluster)
-    try:
+    async with writer_and_recoverer(cluster) as (old, new):
         writer = await old.create_ledger()
         acknowledged: list[int] = []
         futures = [writer.add_entry(payload(i)) for i in range(500)]
@@ -79,15 +91,10 @@ async def test_recovery_of_an_abandoned_writer_keeps_every_acknowledged_entry(cl
         with pytest.raises(LedgerFencedError):
             await writer.close()
         assert max(acknowledged) <= reader.last_add_confirmed
-    finally:
-        await old.close()
-        await new.close()
 
 
 async def test_a_run_of_adds_completes_once_in_order_and_fails_whole_when_fenced(cluster) -> None:
-    old = await open_client(cluster)
-    new = await open_client(cluster)
-    try:
+    async with writer_and_recoverer(cluster) as (old, new):
         writer = await old.create_ledger()
         sizes = [1, 5, 3, 40, 2]
         answers: list[tuple[int, BaseException | None]] = []
@@ -110,9 +117,6 @@ async def test_a_run_of_adds_completes_once_in_order_and_fails_whole_when_fenced
         writer.add_entries_with_callback([b"x", b"y"], lambda last, error: failed.set_result((last, error)))
         last, error = await asyncio.wait_for(failed, 30)
         assert last == 52 and isinstance(error, LedgerFencedError)
-    finally:
-        await old.close()
-        await new.close()
 
 
 async def test_a_bookie_killed_mid_write_is_replaced(cluster) -> None:
