@@ -1,22 +1,33 @@
-/* Native packing of a checkpoint's entry-log records (see EntryLogWriter.append_records).
+/* Native building of the records the journal and the entry logs share,
+ * [u32 length][u32 crc32c][u64 ledger][u64 entry][data] big-endian, the CRC over the ids
+ * then the data.
+ *
+ * frame_run(ledger_id, first_entry_id, entries, parts) -> (crcs, size)
+ *
+ * appends each entry's record header and then the entry itself to the list `parts` (the
+ * journal writes them with one pwritev), and returns the records' CRCs (native u32s, for an
+ * array('I')) and their total size. The journal thread did this in Python, a few calls per
+ * entry while holding the interpreter the event loop needs. available() says whether this CPU
+ * has the CRC instruction it uses (SSE4.2).
  *
  * pack_records(entries, crcs, start, room, ledger_id, first_entry_id, log_tag, offset, into, at)
  *     -> (stop, end, words)
  *
  * takes entries[start:stop], as many as fit in `room` bytes of records (at least one), and
- * writes them into the writable buffer `into` from `at` to `end` as records, [u32 length]
- * [u32 crc][u64 ledger][u64 entry][data] big-endian with the journal's CRCs; it returns their
- * index words, two native u64 each: (log_tag | length, offset of the record), the record of
- * entries[start] at `offset`. entries[i] has the id first_entry_id + i. The bytes are what the
- * Python path builds; the copying runs with the interpreter released, so a checkpoint of a few
- * hundred thousand entries does not hold the event loop for a pass per entry. The caller
- * reuses `into`: a fresh megabyte per chunk was fresh memory, faulted in page by page.
+ * writes them into the writable buffer `into` from `at` to `end` as records with the journal's
+ * CRCs; it returns their index words, two native u64 each: (log_tag | length, offset of the
+ * record), the record of entries[start] at `offset`. entries[i] has the id first_entry_id + i.
+ * The bytes are what the Python path builds; the copying runs with the interpreter released,
+ * so a checkpoint of a few hundred thousand entries does not hold the event loop for a pass
+ * per entry. The caller reuses `into`: a fresh megabyte per chunk was fresh memory, faulted in
+ * page by page.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <nmmintrin.h>
 
 #define HEADER_SIZE 24
 
@@ -30,6 +41,76 @@ static inline void put_be32(uint8_t *p, uint32_t v) {
 static inline void put_be64(uint8_t *p, uint64_t v) {
     put_be32(p, (uint32_t)(v >> 32));
     put_be32(p + 4, (uint32_t)v);
+}
+
+/* CRC32C of n more bytes, continuing from crc (0 to start). */
+__attribute__((target("sse4.2")))
+static uint32_t crc32c_extend(uint32_t crc, const uint8_t *p, size_t n) {
+    uint64_t state = (uint32_t)~crc;
+    while (n >= 8) {
+        uint64_t word;
+        memcpy(&word, p, 8);
+        state = _mm_crc32_u64(state, word);
+        p += 8;
+        n -= 8;
+    }
+    uint32_t tail = (uint32_t)state;
+    while (n--)
+        tail = _mm_crc32_u8(tail, *p++);
+    return ~tail;
+}
+
+static PyObject *frame_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 4 || !PyList_Check(args[2]) || !PyList_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "frame_run(ledger_id, first_entry_id, entries: list[bytes], parts: list)");
+        return NULL;
+    }
+    uint64_t ledger_id = PyLong_AsUnsignedLongLongMask(args[0]);
+    uint64_t entry_id = PyLong_AsUnsignedLongLongMask(args[1]);
+    if (PyErr_Occurred())
+        return NULL;
+    PyObject *entries = args[2], *parts = args[3];
+    Py_ssize_t count = PyList_GET_SIZE(entries), size = 0;
+    PyObject *crcs = PyBytes_FromStringAndSize(NULL, 4 * count);
+    if (crcs == NULL)
+        return NULL;
+    uint32_t *crc_out = (uint32_t *)PyBytes_AS_STRING(crcs);
+    for (Py_ssize_t i = 0; i < count; i++, entry_id++) {
+        PyObject *data = PyList_GET_ITEM(entries, i);
+        if (!PyBytes_Check(data)) {
+            PyErr_SetString(PyExc_TypeError, "entries must be bytes");
+            goto fail;
+        }
+        Py_ssize_t length = PyBytes_GET_SIZE(data);
+        PyObject *header = PyBytes_FromStringAndSize(NULL, HEADER_SIZE);
+        if (header == NULL)
+            goto fail;
+        uint8_t *h = (uint8_t *)PyBytes_AS_STRING(header);
+        put_be64(h + 8, ledger_id);
+        put_be64(h + 16, entry_id);
+        uint32_t crc = crc32c_extend(crc32c_extend(0, h + 8, 16), (const uint8_t *)PyBytes_AS_STRING(data),
+                                     (size_t)length);
+        put_be32(h, (uint32_t)length);
+        put_be32(h + 4, crc);
+        crc_out[i] = crc;
+        int failed = PyList_Append(parts, header) < 0 || PyList_Append(parts, data) < 0;
+        Py_DECREF(header);
+        if (failed)
+            goto fail;
+        size += HEADER_SIZE + length;
+    }
+    PyObject *result = Py_BuildValue("Nn", crcs, size);
+    return result;
+fail:
+    Py_DECREF(crcs);
+    return NULL;
+}
+
+static PyObject *available(PyObject *module, PyObject *unused) {
+    (void)module;
+    (void)unused;
+    return PyBool_FromLong(__builtin_cpu_supports("sse4.2"));
 }
 
 typedef struct {
@@ -131,6 +212,9 @@ done:
 }
 
 static PyMethodDef methods[] = {
+    {"frame_run", (PyCFunction)(void (*)(void))frame_run, METH_FASTCALL,
+     "frame_run(ledger_id, first_entry_id, entries, parts) -> (crcs, size)"},
+    {"available", available, METH_NOARGS, "whether this CPU runs frame_run (SSE4.2)"},
     {"pack_records", (PyCFunction)(void (*)(void))pack_records, METH_FASTCALL,
      "pack_records(entries, crcs, start, room, ledger_id, first_entry_id, log_tag, offset, into, at) "
      "-> (stop, end, words)"},
@@ -139,7 +223,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, "bookkeeper._records",
-    "Native packing of a checkpoint's entry-log records (see bookkeeper/entry_log.py).", -1, methods,
+    "Native building of journal and entry-log records (see bookkeeper/journal.py, entry_log.py).", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 

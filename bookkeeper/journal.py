@@ -42,6 +42,14 @@ from .config import BookieConfig
 from .errors import BookieClosedError, BookieIOError
 from .sync_latency import SyncLatency
 
+try:   # the optional native framer (bookkeeper/_records.c), built by pip install where it can be
+    from . import _records
+    _frame_run = _records.frame_run if _records.available() else None
+except ImportError:
+    _frame_run = None
+if os.environ.get("PULSARD_PURE_PYTHON"):
+    _frame_run = None
+
 logger = logging.getLogger(__name__)
 
 RECORD_HEADER = struct.Struct(">IIQQ")
@@ -64,8 +72,22 @@ def journal_file_name(file_id: int) -> str:
 
 
 def record_crc(ledger_id: int, entry_id: int, data: bytes | memoryview) -> int:
-    """The record's CRC32C: over the ids, then the data (_write_group has it inline)."""
+    """The record's CRC32C: over the ids, then the data."""
     return _crc32c(data, _crc32c(_ID_FIELDS.pack(ledger_id, entry_id)))
+
+
+def frame_run(ledger_id: int, first_entry_id: int, entries: list[bytes], parts: list[bytes]) -> tuple[bytes, int]:
+    """Append each entry's record header, then the entry, to ``parts``; returns the records'
+    CRCs (native u32s) and their total size (what bookkeeper._records.frame_run does)."""
+    pack, pack_ids = RECORD_HEADER.pack, _ID_FIELDS.pack
+    crcs = array("I")
+    size = 0
+    for entry_id, data in enumerate(entries, first_entry_id):
+        crc = _crc32c(data, _crc32c(pack_ids(ledger_id, entry_id)))
+        crcs.append(crc)
+        parts += (pack(len(data), crc, ledger_id, entry_id), data)
+        size += HEADER_SIZE + len(data)
+    return crcs.tobytes(), size
 
 
 def record_crc_ok(record: memoryview | bytes) -> bool:
@@ -367,16 +389,13 @@ class JournalWriter:
         parts: list[bytes] = []
         offset = self._file_size
         file_id = self.current_file_id
-        pack, pack_ids, crc32c = RECORD_HEADER.pack, _ID_FIELDS.pack, _crc32c
+        frame = _frame_run or frame_run
         for item in group:
             if item.entries is None:
                 continue
-            ledger_id, crcs = item.ledger_id, item.crcs
-            for entry_id, data in enumerate(item.entries, item.first_entry_id):
-                crc = crc32c(data, crc32c(pack_ids(ledger_id, entry_id)))
-                crcs.append(crc)
-                parts += (pack(len(data), crc, ledger_id, entry_id), data)
-                offset += HEADER_SIZE + len(data)
+            crcs, size = frame(item.ledger_id, item.first_entry_id, item.entries, parts)
+            item.crcs.frombytes(crcs)
+            offset += size
             item.file_id = file_id
             item.end = offset
         if parts:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bookkeeper import entry_log
+from bookkeeper import entry_log, journal
 from bookkeeper.entry_log import (EntryLogGoneError, EntryLogWriter, LogIds, entry_log_name,
                                   list_entry_logs, open_log, read_record)
 from bookkeeper.errors import EntryCorruptedError
@@ -56,11 +56,13 @@ def test_a_run_of_records_splits_at_the_size_limit_and_reads_back(tmp_path: Path
             os.close(fd)
 
 
-def test_native_packer_is_built_where_it_can_be() -> None:
-    """The extension is optional at install; on this kind of machine it must be there."""
+def test_native_packer_and_framer_are_built_where_they_can_be() -> None:
+    """The extension is optional at install; on this kind of machine (x86-64 with SSE4.2) it
+    must be there, and the journal's framer with it."""
     if os.environ.get("PULSARD_PURE_PYTHON") or platform.machine() != "x86_64" or not shutil.which("cc"):
         pytest.skip("the native packer is not expected here")
     assert entry_log._pack_records is not None
+    assert journal._frame_run is not None
 
 
 @pytest.mark.parametrize("size_limit", [256 * 1024, 8 * 1024 * 1024])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -301,3 +302,33 @@ def test_gathered_writes_survive_short_writes_and_more_buffers_than_one_call_tak
     finally:
         os.close(fd)
     assert max(calls) <= journal_module.IOV_MAX and len(calls) > sum(map(len, parts)) // 1000
+
+
+def test_native_and_python_framing_give_the_same_records() -> None:
+    """bookkeeper._records.frame_run against the Python framer: runs of entries of every
+    length around the CRC's 8-byte steps, ids up to 2**63."""
+    if journal_module._frame_run is None:
+        pytest.skip("bookkeeper._records is not built here (or the CPU lacks SSE4.2)")
+    rng = random.Random(5)
+    for _ in range(300):
+        entries = [rng.randbytes(rng.choice([0, 1, 7, 8, 9, 15, 16, 17, 100, 4096, 70_000]))
+                   for _ in range(rng.randint(1, 40))]
+        ledger_id, first_entry_id = rng.randint(0, 2**63 - 1), rng.randint(0, 2**40)
+        native, python = [b"before"], [b"before"]
+        assert journal_module._frame_run(ledger_id, first_entry_id, entries, native) == \
+            journal_module.frame_run(ledger_id, first_entry_id, entries, python)
+        assert native == python
+
+
+@pytest.mark.parametrize("framing", ["native", "python"])
+async def test_records_of_either_framer_are_recovered(tmp_path: Path, monkeypatch, framing: str) -> None:
+    if framing == "native" and journal_module._frame_run is None:
+        pytest.skip("bookkeeper._records is not built here (or the CPU lacks SSE4.2)")
+    if framing == "python":
+        monkeypatch.setattr(journal_module, "_frame_run", None)
+    async with open_bookkeeper(tmp_path, crash_on_exit=True) as bk:
+        ledger = await bk.create_ledger()
+        await asyncio.gather(*[ledger.add_entry(b"%d" % i * i) for i in range(50)])
+    async with open_bookkeeper(tmp_path) as bk:
+        ledger = await bk.open_ledger(ledger.ledger_id)
+        assert await ledger.read_entries(0, 49) == [b"%d" % i * i for i in range(50)]
