@@ -107,10 +107,9 @@ class EntryLogWriter:
         A checkpoint writes hundreds of thousands of records while the event loop shares the
         interpreter with it, so nothing goes record by record in Python: the native packer
         builds each chunk of up to ``_WRITE_CHUNK`` bytes in the writer's buffer with the
-        interpreter released; the
-        Python path takes a few list passes per chunk. ``pause`` (see give_way.py) runs after
-        each chunk is written (the write itself not counted) and between steps of the Python
-        passes over the whole run."""
+        interpreter released; the Python path takes a few list passes per chunk. ``pause``
+        (see give_way.py) runs after each chunk is written (the write itself not counted) and
+        between steps of the Python passes over the whole run."""
         if _pack_records is None:
             runs = self._append_in_passes(ledger_id, first_entry_id, entries, crcs, pause)
             return encode_runs(runs, entries, pause)

@@ -55,7 +55,6 @@ logger = logging.getLogger(__name__)
 RECORD_HEADER = struct.Struct(">IIQQ")
 HEADER_SIZE = RECORD_HEADER.size
 _ID_FIELDS = struct.Struct(">QQ")
-_crc32c = crc32c.crc32c
 JOURNAL_SUFFIX = ".journal"
 _PAGE = 4096
 #: Adds in a group that make waiting for company worth it for the next one. One batching
@@ -73,19 +72,18 @@ def journal_file_name(file_id: int) -> str:
 
 def record_crc(ledger_id: int, entry_id: int, data: bytes | memoryview) -> int:
     """The record's CRC32C: over the ids, then the data."""
-    return _crc32c(data, _crc32c(_ID_FIELDS.pack(ledger_id, entry_id)))
+    return crc32c.crc32c(data, crc32c.crc32c(_ID_FIELDS.pack(ledger_id, entry_id)))
 
 
 def frame_run(ledger_id: int, first_entry_id: int, entries: list[bytes], parts: list[bytes]) -> tuple[bytes, int]:
     """Append each entry's record header, then the entry, to ``parts``; returns the records'
     CRCs (native u32s) and their total size (what bookkeeper._records.frame_run does)."""
-    pack, pack_ids = RECORD_HEADER.pack, _ID_FIELDS.pack
     crcs = array("I")
     size = 0
     for entry_id, data in enumerate(entries, first_entry_id):
-        crc = _crc32c(data, _crc32c(pack_ids(ledger_id, entry_id)))
+        crc = record_crc(ledger_id, entry_id, data)
         crcs.append(crc)
-        parts += (pack(len(data), crc, ledger_id, entry_id), data)
+        parts += (RECORD_HEADER.pack(len(data), crc, ledger_id, entry_id), data)
         size += HEADER_SIZE + len(data)
     return crcs.tobytes(), size
 

@@ -113,10 +113,11 @@ class LedgerWriteHandle:
             raise LedgerClosedError(f"ledger {self._ledger_id} is closed")
         if self._error is not None:
             raise self._error
-        for index, data in enumerate(entries, 1 - len(entries)):
+        last = len(entries) - 1
+        for index, data in enumerate(entries):
             payload = bytes(data)
             self._pushed_length += len(payload)
-            op = _PendingAdd(self._next_entry_id, payload, self._pushed_length, on_done if index == 0 else _part_of_run)
+            op = _PendingAdd(self._next_entry_id, payload, self._pushed_length, on_done if index == last else _part_of_run)
             self._next_entry_id += 1
             self._pending.append(op)
             self._drained.clear()

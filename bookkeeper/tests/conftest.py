@@ -44,13 +44,14 @@ from bookkeeper.tests.cluster_fixture import (  # noqa: E402,F401  (session fixt
 
 @pytest.fixture(params=["native", "python"])
 def packing(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Entry-log records packed by bookkeeper._records ('native', skipped where it is not
-    built) or by the Python passes ('python', as with PULSARD_PURE_PYTHON=1)."""
-    from bookkeeper import entry_log
+    """Journal and entry-log records built by bookkeeper._records ('native', skipped where it
+    is not built or the CPU lacks SSE4.2) or in Python ('python', as with PULSARD_PURE_PYTHON=1)."""
+    from bookkeeper import entry_log, journal
 
     if request.param == "native":
-        if entry_log._pack_records is None:
-            pytest.skip("bookkeeper._records is not built here")
+        if entry_log._pack_records is None or journal._frame_run is None:
+            pytest.skip("bookkeeper._records is not built or not usable here")
     else:
         monkeypatch.setattr(entry_log, "_pack_records", None)
+        monkeypatch.setattr(journal, "_frame_run", None)
     return request.param

@@ -320,12 +320,8 @@ def test_native_and_python_framing_give_the_same_records() -> None:
         assert native == python
 
 
-@pytest.mark.parametrize("framing", ["native", "python"])
-async def test_records_of_either_framer_are_recovered(tmp_path: Path, monkeypatch, framing: str) -> None:
-    if framing == "native" and journal_module._frame_run is None:
-        pytest.skip("bookkeeper._records is not built here (or the CPU lacks SSE4.2)")
-    if framing == "python":
-        monkeypatch.setattr(journal_module, "_frame_run", None)
+@pytest.mark.usefixtures("packing")
+async def test_records_of_either_framer_are_recovered(tmp_path: Path) -> None:
     async with open_bookkeeper(tmp_path, crash_on_exit=True) as bk:
         ledger = await bk.create_ledger()
         await asyncio.gather(*[ledger.add_entry(b"%d" % i * i) for i in range(50)])

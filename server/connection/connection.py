@@ -59,7 +59,6 @@ class Connection(asyncio.Protocol):
         self.config = broker.config
         self._decoder = FrameDecoder(self.config.max_frame_size)
         #: An entry up to this long cannot hold a payload over maxMessageSize.
-        self._max_message_size = self.config.max_message_size
         self._publish_buffer = broker.publish_buffer
         self._transport: asyncio.Transport | None = None
         self._out: list[bytes] = []
@@ -382,7 +381,7 @@ class Connection(asyncio.Protocol):
         if producer is None:
             self._on_send_without_producer(send.producer_id)
             return False
-        refusal = refusal_of(send, self._max_message_size)
+        refusal = refusal_of(send, self.config.max_message_size)
         if refusal is not None:
             self.write(commands.send_error(send.producer_id, send.sequence_id, *refusal))
             return False

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from protocol import pulsar_api_pb2 as pb
 from protocol.codec import Send
-
-#: Length of the fixed header before the metadata in a stored entry: magic, crc32c, metadata size.
-ENTRY_HEADER = 10
+from protocol.entry import METADATA_OFFSET, payload_of
 
 
 def refusal_of(send: Send, max_message_size: int) -> tuple[int, str] | None:
@@ -17,9 +15,8 @@ def refusal_of(send: Send, max_message_size: int) -> tuple[int, str] | None:
         return pb.ChecksumError, "Checksum of the message does not match its content"
     if send.metadata_error is not None:   # refused as a corrupt message
         return pb.ChecksumError, send.metadata_error
-    entry = send.entry
-    if len(entry) > max_message_size + ENTRY_HEADER:
-        payload_size = len(entry) - ENTRY_HEADER - int.from_bytes(entry[6:10], "big")
+    if len(send.entry) > max_message_size + METADATA_OFFSET:
+        payload_size = len(payload_of(send.entry))
         if payload_size > max_message_size:
             return pb.NotAllowedError, f"Message of {payload_size} bytes exceeds maxMessageSize {max_message_size}"
     return None
