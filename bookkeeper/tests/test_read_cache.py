@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import os
+import threading
 from array import array
 from pathlib import Path
 
 import pytest
 
+from bookkeeper import entry_log
 from bookkeeper.entry_log import entry_log_name, open_log, read_run
 from bookkeeper.errors import EntryCorruptedError
-from bookkeeper.journal import record_crc
+from bookkeeper.journal import HEADER_SIZE, record_crc
 from bookkeeper.ledger_index import EntryLocation
 from bookkeeper.ledger_storage import EntryLogStorage
 from bookkeeper.read_cache import READ_AHEAD_BYTES, ReadCache
@@ -79,6 +81,31 @@ def test_a_run_of_records_is_verified_record_by_record(tmp_path: Path) -> None:
         path.write_bytes(raw)
         with pytest.raises(EntryCorruptedError):
             read_run(fd, 7, 0, locations[0].offset, lengths)
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("buffer_max", [entry_log.RUN_BUFFER_MAX, 1024], ids=["kept buffer", "fresh read"])
+def test_runs_of_any_size_read_right_one_after_another_and_a_cut_log_is_a_short_read(
+        tmp_path: Path, monkeypatch, buffer_max: int) -> None:
+    """Runs read into the thread's kept buffer (a long one, then shorter ones, then one that
+    makes it grow) and runs past its cap, read on their own, bring the same bytes; a run
+    reaching past the end of its log fails on either way."""
+    monkeypatch.setattr(entry_log, "RUN_BUFFER_MAX", buffer_max)
+    monkeypatch.setattr(entry_log, "_run_buffers", threading.local())
+    storage = flushed_storage(tmp_path, 40, size=4096)
+    storage.close()
+    locations = storage.index.locations(7, 0, 39)
+    fd = open_log(tmp_path, locations[0].log_id)
+    try:
+        for first, last in [(0, 29), (3, 4), (10, 10), (0, 39)]:
+            lengths = [location.length for location in locations[first:last + 1]]
+            data = read_run(fd, 7, first, locations[first].offset, lengths)
+            assert data == [b"%08d" % i * 512 for i in range(first, last + 1)]
+        end = locations[39].offset + HEADER_SIZE + 4096
+        os.truncate(tmp_path / entry_log_name(locations[0].log_id), end - 1)
+        with pytest.raises(EntryCorruptedError, match="short read"):
+            read_run(fd, 7, 38, locations[38].offset, [4096, 4096])
     finally:
         os.close(fd)
 
