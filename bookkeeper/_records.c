@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <nmmintrin.h>
+#include "crc32c.h"
 
 #define HEADER_SIZE 24
 
@@ -41,23 +41,6 @@ static inline void put_be32(uint8_t *p, uint32_t v) {
 static inline void put_be64(uint8_t *p, uint64_t v) {
     put_be32(p, (uint32_t)(v >> 32));
     put_be32(p + 4, (uint32_t)v);
-}
-
-/* CRC32C of n more bytes, continuing from crc (0 to start). */
-__attribute__((target("sse4.2")))
-static uint32_t crc32c_extend(uint32_t crc, const uint8_t *p, size_t n) {
-    uint64_t state = (uint32_t)~crc;
-    while (n >= 8) {
-        uint64_t word;
-        memcpy(&word, p, 8);
-        state = _mm_crc32_u64(state, word);
-        p += 8;
-        n -= 8;
-    }
-    uint32_t tail = (uint32_t)state;
-    while (n--)
-        tail = _mm_crc32_u8(tail, *p++);
-    return ~tail;
 }
 
 static PyObject *frame_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
@@ -110,7 +93,7 @@ fail:
 static PyObject *available(PyObject *module, PyObject *unused) {
     (void)module;
     (void)unused;
-    return PyBool_FromLong(__builtin_cpu_supports("sse4.2"));
+    return PyBool_FromLong(crc32c_available());
 }
 
 typedef struct {

@@ -27,11 +27,7 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
-
-#if !defined(__x86_64__) || !(defined(__GNUC__) || defined(__clang__))
-#error "the native SEND path is written for x86-64 (gcc or clang); pulsard runs on its Python path"
-#endif
-#include <nmmintrin.h>
+#include "crc32c.h"
 
 #define SEND_TYPE 6
 #define ENTRY_MAGIC 0x0e01
@@ -222,20 +218,6 @@ static int read_command(reader r, send_fields *send) {
     return have_type && have_send && read_send(body, send);
 }
 
-__attribute__((target("sse4.2")))
-static uint32_t crc32c(const uint8_t *p, size_t n) {
-    uint64_t crc = 0xffffffffu;
-    for (; n >= 8; n -= 8, p += 8) {
-        uint64_t word;
-        memcpy(&word, p, 8);
-        crc = _mm_crc32_u64(crc, word);
-    }
-    uint32_t crc32 = (uint32_t)crc;
-    for (; n; n--, p++)
-        crc32 = _mm_crc32_u8(crc32, *p);
-    return ~crc32;
-}
-
 /* The tuple for one accepted SEND: the fields of protocol.codec.Send, in its order. */
 static PyObject *make_send(PyTypeObject *send_type, const send_fields *send, const uint8_t *entry,
                            Py_ssize_t entry_size, int checksum_ok) {
@@ -282,7 +264,7 @@ static int scan_one(const uint8_t *frame, Py_ssize_t available, Py_ssize_t max_f
     Py_ssize_t entry_size = end - entry;
     if (entry_size < ENTRY_HEADER || ((entry[0] << 8) | entry[1]) != ENTRY_MAGIC)
         return 0;
-    int checksum_ok = crc32c(entry + 6, entry_size - 6) == be32(entry + 2);
+    int checksum_ok = crc32c_extend(0, entry + 6, entry_size - 6) == be32(entry + 2);
     if (checksum_ok) {
         uint32_t metadata_size = be32(entry + 6);
         if (metadata_size == 0 || metadata_size > (uint64_t)(entry_size - ENTRY_HEADER))
@@ -389,8 +371,7 @@ static PyObject *encode_receipt(PyObject *module, PyObject *const *args, Py_ssiz
 }
 
 static PyObject *available(PyObject *module, PyObject *unused) {
-    __builtin_cpu_init();
-    return PyBool_FromLong(__builtin_cpu_supports("sse4.2"));
+    return PyBool_FromLong(crc32c_available());
 }
 
 static PyMethodDef methods[] = {
