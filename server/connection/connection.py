@@ -5,7 +5,7 @@ short handler that delegates to the broker service, a topic or a subscription. O
 are gathered and written once per loop iteration. Publishing is back-pressured by pausing
 reads when too many appends are in flight on the connection or in the broker (publish_buffer.py),
 dispatching by the transport's write buffer (write_pressure.py); silent peers are pinged and then
-dropped.
+dropped (keepalive.py).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from server.topics.message_id import position_of, seek_position
 from server.topics.schema_registry import BYTES_SCHEMA, BYTES_VERSION
 from server.topics.topic_name import TopicName
 
+from .keepalive import Keepalive
 from .send_refusal import refusal_of
 from .write_pressure import HIGH_WATER, WriteGate
 
@@ -58,7 +59,6 @@ class Connection(asyncio.Protocol):
         self.broker = broker
         self.config = broker.config
         self._decoder = FrameDecoder(self.config.max_frame_size)
-        #: An entry up to this long cannot hold a payload over maxMessageSize.
         self._publish_buffer = broker.publish_buffer
         self._transport: asyncio.Transport | None = None
         self._out: list[bytes] = []
@@ -78,9 +78,8 @@ class Connection(asyncio.Protocol):
         self._reading_blocked: set[str] = set()
         #: Closed while the transport's write buffer is above its high-water mark.
         self.write_gate = WriteGate()
-        self._heard_from_peer = True
-        self._ping_outstanding = False
-        self._keepalive: asyncio.TimerHandle | None = None
+        self._keepalive = Keepalive(self.config.keep_alive_interval_seconds,
+                                    lambda: self.write(commands.ping()), self._drop_silent_peer)
         self.remote = "?"
         #: CONNECT's client_version, shown in publisher and consumer stats.
         self.client_version = ""
@@ -97,10 +96,10 @@ class Connection(asyncio.Protocol):
         WriteGate.attach(self._transport)
         self.broker.connections.add(self)
         self.broker.connections_created += 1
-        self._schedule_keepalive()
+        self._keepalive.start()
 
     def data_received(self, data: bytes) -> None:
-        self._heard_from_peer = True
+        self._keepalive.heard = True
         self._decoder.receive_data(data)
         try:
             while frames := self._decoder.next_frames():
@@ -118,8 +117,7 @@ class Connection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.broker.connections.discard(self)
         self.broker.publish_buffer.forget(self)
-        if self._keepalive is not None:
-            self._keepalive.cancel()
+        self._keepalive.stop()
         self.auth.stop()
         for task in self._tasks:
             task.cancel()
@@ -180,22 +178,9 @@ class Connection(asyncio.Protocol):
 
     # -- liveness and back-pressure ---------------------------------------------------------
 
-    def _schedule_keepalive(self) -> None:
-        loop = asyncio.get_running_loop()
-        self._keepalive = loop.call_later(self.config.keep_alive_interval_seconds, self._check_alive)
-
-    def _check_alive(self) -> None:
-        if not self._heard_from_peer:
-            if self._ping_outstanding:
-                log.info("closing connection from %s: no answer to ping", self.remote)
-                self.abort()
-                return
-            self._ping_outstanding = True
-            self.write(commands.ping())
-        else:
-            self._ping_outstanding = False
-        self._heard_from_peer = False
-        self._schedule_keepalive()
+    def _drop_silent_peer(self) -> None:
+        log.info("closing connection from %s: no answer to ping", self.remote)
+        self.abort()
 
     def publish_completed(self, size: int, count: int) -> None:
         self._pending_publishes -= count
@@ -284,7 +269,7 @@ class Connection(asyncio.Protocol):
         self.write(commands.pong())
 
     def _on_pong(self, command: Cmd, frame: Frame) -> None:
-        self._ping_outstanding = False
+        self._keepalive.pong()
 
     def _on_lookup(self, command: Cmd, frame: Frame) -> None:
         lookup = command.lookupTopic
