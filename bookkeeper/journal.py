@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-import crc32c
+from native import crc32c
 
 from .config import BookieConfig
 from .errors import BookieClosedError, BookieIOError
@@ -72,7 +72,7 @@ def journal_file_name(file_id: int) -> str:
 
 def record_crc(ledger_id: int, entry_id: int, data: bytes | memoryview) -> int:
     """The record's CRC32C: over the ids, then the data."""
-    return crc32c.crc32c(data, crc32c.crc32c(_ID_FIELDS.pack(ledger_id, entry_id)))
+    return crc32c(data, crc32c(_ID_FIELDS.pack(ledger_id, entry_id)))
 
 
 def frame_run(ledger_id: int, first_entry_id: int, entries: list[bytes], parts: list[bytes]) -> tuple[bytes, int]:
@@ -92,7 +92,7 @@ def record_crc_ok(record: memoryview | bytes) -> bool:
     """True when a whole record (header + data) carries a matching CRC."""
     crc = struct.unpack_from(">I", record, 4)[0]
     with memoryview(record) as view:
-        return crc32c.crc32c(view[8:]) == crc
+        return crc32c(view[8:]) == crc
 
 
 def fsync_directory(path: Path) -> None:
@@ -156,7 +156,7 @@ def _scan_buffer(mm: mmap.mmap, size: int, offset: int, on_record: RecordCallbac
         while size - offset >= HEADER_SIZE:
             length, crc, ledger_id, entry_id = unpack(view, offset)
             end = offset + HEADER_SIZE + length
-            if end > size or crc32c.crc32c(view[offset + 8 : end]) != crc:
+            if end > size or crc32c(view[offset + 8 : end]) != crc:
                 break
             with view[offset + HEADER_SIZE : end] as data:
                 on_record(ledger_id, entry_id, data)

@@ -14,7 +14,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-import crc32c
+from native import crc32c
 
 from .journal import fsync_directory
 
@@ -41,7 +41,7 @@ def read_mark(ledger_dir: Path) -> LastLogMark:
     except FileNotFoundError:
         return START_OF_JOURNAL
     body = raw[: _MARK.size]
-    if len(raw) != _MARK.size + _CRC.size or _CRC.unpack_from(raw, _MARK.size)[0] != crc32c.crc32c(body):
+    if len(raw) != _MARK.size + _CRC.size or _CRC.unpack_from(raw, _MARK.size)[0] != crc32c(body):
         # Only a broken disk gets here (the file is replaced atomically): replaying the whole
         # journal is always correct, merely slower.
         logger.error("%s is corrupt; replaying the whole journal", ledger_dir / MARK_FILE)
@@ -53,7 +53,7 @@ def write_mark(ledger_dir: Path, mark: LastLogMark) -> None:
     body = _MARK.pack(mark.file_id, mark.offset)
     temporary = ledger_dir / (MARK_FILE + ".tmp")
     with open(temporary, "wb") as f:
-        f.write(body + _CRC.pack(crc32c.crc32c(body)))
+        f.write(body + _CRC.pack(crc32c(body)))
         f.flush()
         os.fsync(f.fileno())
     os.replace(temporary, ledger_dir / MARK_FILE)

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import crc32c
-
+from native import crc32c
 from protocol import pulsar_api_pb2 as pb
 
 BaseCommand = pb.BaseCommand
@@ -50,7 +49,7 @@ def compute_topics_hash(topics: Iterable[str]) -> str:
     by ",", rendered like Guava's HashCode: the 4 bytes little-endian, in hex.
     """
     ordered = sorted(topics, key=lambda name: name.encode("utf-16-be"))
-    digest = crc32c.crc32c(",".join(ordered).encode())
+    digest = crc32c(",".join(ordered).encode())
     return digest.to_bytes(4, "little").hex()
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import struct
 
-import crc32c
 from google.protobuf.message import DecodeError
 
+from native import crc32c
 from protocol import pulsar_api_pb2 as pb
 from protocol.errors import ProtocolError
 
@@ -35,7 +35,7 @@ def make_entry(metadata: pb.MessageMetadata, payload: bytes) -> bytes:
     """Build a stored entry, as a producer would send it, from metadata and payload."""
     meta = metadata.SerializeToString()
     body = _U32.pack(len(meta)) + meta + payload
-    return _MAGIC_AND_CRC.pack(MAGIC_CRC32C, crc32c.crc32c(body)) + body
+    return _MAGIC_AND_CRC.pack(MAGIC_CRC32C, crc32c(body)) + body
 
 
 def entry_from_frame_payload(payload: memoryview) -> tuple[bytes, bool]:
@@ -51,7 +51,7 @@ def entry_from_frame_payload(payload: memoryview) -> tuple[bytes, bool]:
         magic, expected, meta_size = _HEADER.unpack_from(payload)
         if magic == MAGIC_CRC32C:
             entry = bytes(payload)
-            if crc32c.crc32c(payload[CHECKSUM_OFFSET:]) != expected:
+            if crc32c(payload[CHECKSUM_OFFSET:]) != expected:
                 return entry, False
             if meta_size == 0 or METADATA_OFFSET + meta_size > len(payload):
                 _check_metadata_size(payload, CHECKSUM_OFFSET)   # raises
@@ -61,14 +61,14 @@ def entry_from_frame_payload(payload: memoryview) -> tuple[bytes, bool]:
     if len(payload) < _U32.size:
         raise ProtocolError(f"payload of {len(payload)} bytes is too short for a metadata size")
     _check_metadata_size(payload, 0)
-    return _MAGIC_AND_CRC.pack(MAGIC_CRC32C, crc32c.crc32c(payload)) + payload, True
+    return _MAGIC_AND_CRC.pack(MAGIC_CRC32C, crc32c(payload)) + payload, True
 
 
 def verify_checksum(entry: bytes | memoryview) -> bool:
     """Whether the entry's CRC32C matches its metaSize + metadata + payload."""
     _check_magic(entry)
     _, expected = _MAGIC_AND_CRC.unpack_from(entry)
-    return crc32c.crc32c(memoryview(entry)[CHECKSUM_OFFSET:]) == expected
+    return crc32c(memoryview(entry)[CHECKSUM_OFFSET:]) == expected
 
 
 def read_metadata(entry: bytes | memoryview) -> pb.MessageMetadata:

@@ -34,11 +34,23 @@ TOOL_PARSERS = {
 }
 
 
+class _VersionAction(argparse.Action):
+    """--version, looked up only when given (reading the package's metadata takes some 15 ms
+    that a broker's start need not spend)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(f"pulsard {broker_version()}")
+        parser.exit()
+
+
 def _parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of `command` (the first argument); every command's for anything else (None,
     --help, a typo), so the top-level usage lists them all."""
     parser = argparse.ArgumentParser(prog="pulsard", description="A broker speaking Apache Pulsar's protocol")
-    parser.add_argument("--version", action="version", version=f"pulsard {broker_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     commands = parser.add_subparsers(dest="command", required=True)
     standalone = commands.add_parser("standalone", help="run a broker with its embedded storage")
     standalone.add_argument("--config", type=Path, help="a standalone.conf style file (Pulsar key names)")

@@ -19,7 +19,7 @@ import hashlib
 import struct
 from dataclasses import dataclass
 
-from crc32c import crc32c
+from native import crc32c
 
 from ..errors import EntryCorruptedError
 
