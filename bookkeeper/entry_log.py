@@ -19,17 +19,15 @@ from itertools import accumulate, chain
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from native import extension
+
 from .errors import EntryCorruptedError
 from .give_way import STEP_ENTRIES, GiveWay
 from .journal import HEADER_SIZE, RECORD_HEADER, fsync_directory, pwrite_all, record_crc_ok
 from .ledger_index import encode_runs, location_tag
 
-try:   # the optional native packer (bookkeeper/_records.c), built by pip install where it can be
-    from ._records import pack_records as _pack_records
-except ImportError:
-    _pack_records = None
-if os.environ.get("PULSARD_PURE_PYTHON"):
-    _pack_records = None
+_records = extension("bookkeeper._records")   # the optional native packer (_records.c)
+_pack_records = _records.pack_records if _records is not None else None
 
 logger = logging.getLogger(__name__)
 

@@ -36,19 +36,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from native import crc32c
+from native import crc32c, extension
 
 from .config import BookieConfig
 from .errors import BookieClosedError, BookieIOError
 from .sync_latency import SyncLatency
 
-try:   # the optional native framer (bookkeeper/_records.c), built by pip install where it can be
-    from . import _records
-    _frame_run = _records.frame_run if _records.available() else None
-except ImportError:
-    _frame_run = None
-if os.environ.get("PULSARD_PURE_PYTHON"):
-    _frame_run = None
+_records = extension("bookkeeper._records")   # the optional native framer (_records.c)
+_frame_run = _records.frame_run if _records is not None and _records.available() else None
 
 logger = logging.getLogger(__name__)
 

@@ -4,7 +4,6 @@ continued or not, on both sides of the size where the interpreter is released.""
 from __future__ import annotations
 
 import importlib
-import os
 import random
 
 import crc32c as package
@@ -14,18 +13,23 @@ import native
 
 
 def test_the_native_function_is_chosen_where_it_is_built() -> None:
-    if native._native_crc32c is None or not native._available() or os.environ.get("PULSARD_PURE_PYTHON"):
+    if native._crc32c is None or not native._crc32c.available():
         pytest.skip("native._crc32c is not built, this CPU lacks SSE4.2, or PULSARD_PURE_PYTHON is set")
-    assert native.crc32c is native._native_crc32c
+    assert native.crc32c is native._crc32c.crc32c
 
 
-def test_pure_python_takes_the_package(monkeypatch) -> None:
+def test_pure_python_takes_the_package_and_no_extension(monkeypatch) -> None:
     monkeypatch.setenv("PULSARD_PURE_PYTHON", "1")
     try:
         assert importlib.reload(native).crc32c is package.crc32c
+        assert native.extension("native._crc32c") is None
     finally:
         monkeypatch.undo()
         importlib.reload(native)
+
+
+def test_an_extension_that_is_not_built_is_none() -> None:
+    assert native.extension("native._no_such_extension") is None
 
 
 @pytest.mark.parametrize("size", [0, 1, 7, 8, 9, 63, 64, 65, 4095, 32 * 1024 - 1, 32 * 1024, 1 << 20])
