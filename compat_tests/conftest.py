@@ -7,7 +7,8 @@
 - ``make_broker(config)``: a broker of the test's own with a config file.
 - ``connect(broker)``: a pulsar.Client for any of them, closed at teardown; ``client`` = connect(broker).
 - ``java_command`` / ``admin_java_classpath`` / ``pulsar_admin_classpath`` / ``go_binaries``: the Java
-  and Go scenario programs and Pulsar's pulsar-admin CLI, built once per session.
+  and Go scenario programs and Pulsar's pulsar-admin CLI, built before the first test
+  (compat_tests/prerequisites.py).
 
 When a test fails, the tails of its brokers' logs are added to the report.
 """
@@ -21,9 +22,8 @@ import pulsar
 import pytest
 
 from compat_tests.broker import READY_TIMEOUT_S, Broker, BrokerError
-from compat_tests.toolchains import build_admin_java, build_go, build_java, build_pulsar_admin_cli
 from bookkeeper.tests.cluster_fixture import (  # noqa: F401  (the session cluster, its teardown hook)
-    cluster, fetch_jars_if_needed, pytest_runtest_teardown)
+    cluster, pytest_runtest_teardown)
 
 CLIENT_OPERATION_TIMEOUT_S = 10
 PARTITIONED_CONFIG = {"allowAutoTopicCreationType": "partitioned", "defaultNumPartitions": 3}
@@ -125,30 +125,6 @@ def client(broker, connect) -> pulsar.Client:
     return connect(broker)
 
 
-@pytest.fixture(scope="session")
-def java_command() -> list[str]:
-    """`java -cp ...` for compat_tests/java, compiled by Maven once per session."""
-    return build_java()
-
-
-@pytest.fixture(scope="session")
-def admin_java_classpath() -> str:
-    """Classpath of compat_tests/admin_java (the official admin client), built once per session."""
-    return build_admin_java()
-
-
-@pytest.fixture(scope="session")
-def pulsar_admin_classpath() -> str:
-    """Classpath of Pulsar's own pulsar-admin CLI (compat_tests/pulsar_admin_cli), built once per session."""
-    return build_pulsar_admin_cli()
-
-
-@pytest.fixture(scope="session")
-def go_binaries():
-    """(scenario test binary, cross-client program) of compat_tests/go, built once per session."""
-    return build_go()
-
-
 # -- marks: every test here is `compat` (deselect with -m "not compat"), with a tighter timeout --
 COMPAT_TEST_TIMEOUT_S = 45 + READY_TIMEOUT_S   # a test may have to start its broker first
 
@@ -158,7 +134,6 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    fetch_jars_if_needed(config, items)
     here = Path(__file__).parent
     for item in items:
         if here not in Path(item.fspath).parents:

@@ -15,7 +15,6 @@ import requests
 
 from compat_tests.broker import HOST, free_port
 from compat_tests.certificates import CertificateAuthority
-from compat_tests.toolchains import BUILD_TIMEOUT_S
 
 TOKEN = "org.apache.pulsar.broker.authentication.AuthenticationProviderToken"
 SECRET = secrets.token_bytes(32)
@@ -144,7 +143,7 @@ def test_http_service_url_client_with_permissions(secured):
         http_client.close()
 
 
-@pytest.mark.timeout(BUILD_TIMEOUT_S + 90)
+@pytest.mark.timeout(150)
 def test_java_admin_client_over_https_with_a_token(make_broker, tmp_path, admin_java_classpath):
     ca = CertificateAuthority(tmp_path)
     server = ca.issue("server", server=True)

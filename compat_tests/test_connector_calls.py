@@ -17,8 +17,7 @@ import pulsar
 import pytest
 
 from compat_tests.helpers import receive_n
-from compat_tests.toolchains import (BUILD_TIMEOUT_S, ScenarioReport, connector_java_scenarios,
-                                     run_program)
+from compat_tests.toolchains import ScenarioReport, connector_java_scenarios, run_program
 
 JVM_TIMEOUT_S = 240
 ADMIN_RUN_TIMEOUT_S = 120
@@ -40,19 +39,19 @@ def admission_report(admin_java_classpath, small_ledger_broker) -> ScenarioRepor
                         small_ledger_broker.web_url, small_ledger_broker.service_url], ADMIN_RUN_TIMEOUT_S)
 
 
-@pytest.mark.timeout(BUILD_TIMEOUT_S + JVM_TIMEOUT_S + 60)
+@pytest.mark.timeout(JVM_TIMEOUT_S + 60)
 @pytest.mark.parametrize("scenario", connector_java_scenarios("java"))
 def test_connector_client_calls(scenario, connector_report, broker, partitioned_broker):
     connector_report.assert_passed(scenario)
 
 
-@pytest.mark.timeout(BUILD_TIMEOUT_S + ADMIN_RUN_TIMEOUT_S + 60)
+@pytest.mark.timeout(ADMIN_RUN_TIMEOUT_S + 60)
 @pytest.mark.parametrize("scenario", connector_java_scenarios("admin_java"))
 def test_connector_admin_calls(scenario, admission_report, small_ledger_broker):
     admission_report.assert_passed(scenario)
 
 
-@pytest.mark.timeout(BUILD_TIMEOUT_S + JVM_TIMEOUT_S + 60)
+@pytest.mark.timeout(JVM_TIMEOUT_S + 60)
 def test_connector_sink_read_back_by_python(connector_report, broker, connect):
     """What the sink's producer wrote (key bytes, properties, event time, batches) as Python sees it."""
     connector_report.assert_passed("connectorSinkProducer")

@@ -17,7 +17,7 @@ import pytest
 
 from compat_tests.conftest import CLIENT_OPERATION_TIMEOUT_S
 from compat_tests.helpers import receive_n, subscribe_earliest, unique_topic
-from compat_tests.toolchains import BUILD_TIMEOUT_S, tail
+from compat_tests.toolchains import tail
 
 CLIENTS = ("python", "java", "go")
 CODECS = ("LZ4", "ZLIB", "ZSTD", "SNAPPY")
@@ -125,7 +125,7 @@ def exchange(client, run, own, others, java_command, go_binaries, broker) -> dic
     }
 
 
-@pytest.mark.timeout(2 * BUILD_TIMEOUT_S + 4 * PROGRAM_TIMEOUT_S)   # may build both programs
+@pytest.mark.timeout(4 * PROGRAM_TIMEOUT_S)
 @pytest.mark.parametrize("codec", CODECS)
 @pytest.mark.parametrize("producer,consumer", [(p, c) for p in CLIENTS for c in CLIENTS if p != c])
 def test_cross_client(producer, consumer, codec, cross_run, broker):

@@ -1,9 +1,12 @@
 """Building and running the Java and Go scenario programs from the compat tests.
 
-A missing JDK, Maven or Go toolchain is a test failure with a clear message (never a skip):
-the README promises that `python -m pytest` proves the broker with all three official clients.
-Each program reports one line per scenario, ``RESULT <name> PASS|FAIL`` followed by
-``DETAIL <name> <text>`` lines; the pytest wrappers assert each scenario on its own.
+The builds run once per test run, before the first test (compat_tests/prerequisites.py), each
+within BUILD_TIMEOUT_S and printing its progress: a first build downloads the clients from Maven
+Central and the Go module proxy. A missing JDK, Maven or Go toolchain is a BuildError that fails
+the tests needing it, with a clear message (never a skip): the README promises that
+`python -m pytest` proves the broker with all three official clients. Each program reports one
+line per scenario, ``RESULT <name> PASS|FAIL`` followed by ``DETAIL <name> <text>`` lines; the
+pytest wrappers assert each scenario on its own.
 """
 
 from __future__ import annotations
@@ -11,10 +14,11 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pytest
+from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 JAVA_DIR = HERE / "java"
@@ -24,71 +28,94 @@ ADMIN_JAVA_DIR = HERE / "admin_java"
 PULSAR_ADMIN_CLI_DIR = HERE / "pulsar_admin_cli"
 GO_BINARY = GO_DIR / "bin" / "compat.test"
 GO_CROSS_CLIENT = GO_DIR / "bin" / "crossclient"
-BUILD_TIMEOUT_S = 600      # a first build downloads the clients (Maven Central, Go module proxy)
+BUILD_TIMEOUT_S = 1800     # one build, downloads included, on a slow first run
+PROGRESS_EVERY_S = 30
 OUTPUT_TAIL_LINES = 80
+#: Maven's copy-dependencies goal, pinned (the default plugin of Maven 3.8 is older).
+COPY_DEPENDENCIES = ["org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies",
+                     "-DoutputDirectory=target/lib", "-DincludeScope=runtime"]
+
+Say = Callable[[str], None]
+
+
+class BuildError(RuntimeError):
+    """A toolchain is missing, or a build failed or overran its limit; the text is the build's own."""
 
 
 def require_tools(*names: str) -> None:
-    """Fail the test (not skip) when a toolchain program is missing from PATH."""
     missing = [name for name in names if shutil.which(name) is None]
     if missing:
-        pytest.fail(f"toolchain missing from PATH: {', '.join(missing)} "
-                    f"(the compat suite needs Java 17 + Maven and Go to run the official clients)",
-                    pytrace=False)
+        raise BuildError(f"toolchain missing from PATH: {', '.join(missing)} "
+                         f"(the compat suite needs Java 17 + Maven and Go to run the official clients)")
 
 
 def tail(text: str, lines: int = OUTPUT_TAIL_LINES) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
-def run_build(cmd: list[str], cwd: Path, what: str) -> None:
-    """Run a build command; a failure fails the test with the build's output."""
-    try:
-        done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"{what} did not finish within {BUILD_TIMEOUT_S}s: {' '.join(cmd)}", pytrace=False)
-    if done.returncode != 0:
-        pytest.fail(f"{what} failed ({done.returncode}): {' '.join(cmd)}\n"
-                    f"{tail(done.stdout)}\n{tail(done.stderr)}", pytrace=False)
+def run_build(cmd: list[str], cwd: Path, what: str, say: Say) -> None:
+    """Run a build command, saying every PROGRESS_EVERY_S how long it has run and how many
+    downloads its output has named (Maven's "Downloading from", Go's "go: downloading");
+    a failure or overrun raises BuildError with the output's tail."""
+    process = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(process.stdout), daemon=True)  # type: ignore[arg-type]
+    reader.start()
+    started = time.monotonic()
+    while True:
+        try:
+            process.wait(timeout=PROGRESS_EVERY_S)
+            break
+        except subprocess.TimeoutExpired:
+            elapsed = time.monotonic() - started
+            if elapsed > BUILD_TIMEOUT_S:
+                process.kill()
+                process.wait()
+                reader.join()
+                raise BuildError(f"{what} did not finish within {BUILD_TIMEOUT_S} s: {' '.join(cmd)}\n"
+                                 f"{tail(''.join(lines))}")
+            downloads = sum("downloading" in line.lower() for line in lines)
+            say(f"{what}: {elapsed:.0f} s, {downloads} downloads so far")
+    reader.join()
+    if process.returncode != 0:
+        raise BuildError(f"{what} failed ({process.returncode}): {' '.join(cmd)}\n{tail(''.join(lines))}")
 
 
-def build_java() -> list[str]:
+def build_java(say: Say) -> list[str]:
     """Compile the Java scenarios with Maven; return the `java` command line prefix."""
     require_tools("java", "mvn")
-    run_build(["mvn", "-B", "-q", "compile", "dependency:build-classpath",
-               f"-Dmdep.outputFile={JAVA_CLASSPATH_FILE}"], JAVA_DIR, "Maven build of compat_tests/java")
+    run_build(["mvn", "-B", "compile", "dependency:build-classpath",
+               f"-Dmdep.outputFile={JAVA_CLASSPATH_FILE}"], JAVA_DIR, "Maven build of compat_tests/java", say)
     classpath = f"{JAVA_DIR / 'target' / 'classes'}:{JAVA_CLASSPATH_FILE.read_text().strip()}"
     return ["java", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", classpath]
 
 
-def build_admin_java() -> str:
-    """Compile compat_tests/admin_java (the official admin client) with Maven; return its classpath."""
+def _build_java_with_lib(project: Path, say: Say) -> str:
+    """Compile a Maven project and copy its runtime jars to target/lib; return its classpath."""
     require_tools("java", "mvn")
-    run_build(["mvn", "-B", "-q", "compile",
-               "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies",
-               "-DoutputDirectory=target/lib", "-DincludeScope=runtime"],
-              ADMIN_JAVA_DIR, "Maven build of compat_tests/admin_java")
-    return f"{ADMIN_JAVA_DIR / 'target' / 'classes'}:{ADMIN_JAVA_DIR / 'target' / 'lib'}/*"
+    run_build(["mvn", "-B", "compile", *COPY_DEPENDENCIES], project,
+              f"Maven build of compat_tests/{project.name}", say)
+    return f"{project / 'target' / 'classes'}:{project / 'target' / 'lib'}/*"
 
 
-def build_pulsar_admin_cli() -> str:
-    """Fetch pulsar-admin (org.apache.pulsar:pulsar-client-tools) and compile its batch runner
-    (compat_tests/pulsar_admin_cli) with Maven; return the classpath."""
-    require_tools("java", "mvn")
-    run_build(["mvn", "-B", "-q", "compile",
-               "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies",
-               "-DoutputDirectory=target/lib", "-DincludeScope=runtime"],
-              PULSAR_ADMIN_CLI_DIR, "Maven build of compat_tests/pulsar_admin_cli")
-    return f"{PULSAR_ADMIN_CLI_DIR / 'target' / 'classes'}:{PULSAR_ADMIN_CLI_DIR / 'target' / 'lib'}/*"
+def build_admin_java(say: Say) -> str:
+    """compat_tests/admin_java: scenarios of the official Java admin client."""
+    return _build_java_with_lib(ADMIN_JAVA_DIR, say)
 
 
-def build_go() -> tuple[Path, Path]:
+def build_pulsar_admin_cli(say: Say) -> str:
+    """compat_tests/pulsar_admin_cli: Pulsar's pulsar-admin (org.apache.pulsar:pulsar-client-tools)
+    and its batch runner."""
+    return _build_java_with_lib(PULSAR_ADMIN_CLI_DIR, say)
+
+
+def build_go(say: Say) -> tuple[Path, Path]:
     """Compile the Go scenarios into one test binary, and the cross-client program."""
     require_tools("go")
     GO_BINARY.parent.mkdir(exist_ok=True)
-    run_build(["go", "test", "-c", "-o", str(GO_BINARY), "."], GO_DIR, "go test -c in compat_tests/go")
+    run_build(["go", "test", "-c", "-o", str(GO_BINARY), "."], GO_DIR, "go test -c in compat_tests/go", say)
     run_build(["go", "build", "-o", str(GO_CROSS_CLIENT), "./cmd/crossclient"], GO_DIR,
-              "go build of compat_tests/go/cmd/crossclient")
+              "go build of compat_tests/go/cmd/crossclient", say)
     return GO_BINARY, GO_CROSS_CLIENT
 
 

@@ -2,42 +2,19 @@
 
 Started by the first test that asks for the ``cluster`` fixture, stopped (every process killed,
 temporary files removed) after the last test marked ``cluster`` (so the rest of the suite does
-not share the machine with idle JVMs), or at the latest when the session ends. A missing java or mvn fails the tests: they
-are never skipped. Tests that kill a bookie restart it before they end.
+not share the machine with idle JVMs), or at the latest when the session ends. The jars are
+fetched before the first test (compat_tests/prerequisites.py); a missing java or mvn fails the
+tests: they are never skipped. Tests that kill a bookie restart it before they end.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from bookkeeper.cluster_kit import LocalCluster, ensure_jars
+from bookkeeper.cluster_kit import LocalCluster
+from compat_tests.prerequisites import prerequisite, terminal_say
 
 _ATTRIBUTE = "_pulsard_cluster"
-
-
-def _say_for(config: pytest.Config):
-    capture = config.pluginmanager.getplugin("capturemanager")
-    reporter = config.pluginmanager.getplugin("terminalreporter")
-
-    def say(message: str) -> None:
-        if reporter is None:
-            return
-        if capture is not None:
-            with capture.global_and_fixture_disabled():
-                reporter.write_line(f"[cluster kit] {message}")
-        else:
-            reporter.write_line(f"[cluster kit] {message}")
-    return say
-
-
-def fetch_jars_if_needed(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Before any test runs (outside every test's timeout): the first run downloads the
-    jars with Maven, which may take longer than one test may."""
-    if getattr(config, "_pulsard_jars", False):
-        return
-    if any(item.get_closest_marker("cluster") for item in items):
-        config._pulsard_jars = True  # type: ignore[attr-defined]
-        ensure_jars(_say_for(config))
 
 
 def shared_cluster(config: pytest.Config) -> LocalCluster:
@@ -46,7 +23,8 @@ def shared_cluster(config: pytest.Config) -> LocalCluster:
         raise RuntimeError("the test cluster failed to start (see the first failing test)") from found
     if found is not None:
         return found
-    cluster = LocalCluster(bookies=3, progress=_say_for(config))
+    prerequisite("ZooKeeper and BookKeeper jars").result(config)
+    cluster = LocalCluster(bookies=3, progress=terminal_say(config, "[cluster kit]"))
     config.add_cleanup(cluster.stop)
     try:
         cluster.start()
@@ -55,10 +33,6 @@ def shared_cluster(config: pytest.Config) -> LocalCluster:
         raise
     setattr(config, _ATTRIBUTE, cluster)
     return cluster
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    fetch_jars_if_needed(config, items)
 
 
 @pytest.hookimpl(trylast=True)

@@ -39,7 +39,7 @@ async def open_bookkeeper(root: Path, crash_on_exit: bool = False,
 
 
 from bookkeeper.tests.cluster_fixture import (  # noqa: E402,F401  (session fixture, hook)
-    cluster, pytest_collection_modifyitems, pytest_runtest_teardown)
+    cluster, pytest_runtest_teardown)
 
 
 @pytest.fixture(params=["native", "python"])

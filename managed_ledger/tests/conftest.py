@@ -21,4 +21,4 @@ async def open_storage(data_dir: Path, **settings) -> AsyncIterator[ManagedLedge
     finally:
         await factory.close()
 from bookkeeper.tests.cluster_fixture import (  # noqa: E402,F401  (session fixture, hook)
-    cluster, pytest_collection_modifyitems, pytest_runtest_teardown)
+    cluster, pytest_runtest_teardown)

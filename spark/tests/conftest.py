@@ -7,32 +7,15 @@ import time
 import pytest
 
 from compat_tests.conftest import broker, connect  # noqa: F401  (fixtures)
-from spark.session import IVY_JARS, cached_jar, connector, pulsar_session
-
-#: What the first resolution of the pinned connector fetches from Maven Central.
-FIRST_DOWNLOAD = "~36 MB"
-
-
-def _announce(config: pytest.Config, line: str) -> None:
-    """To the terminal even while pytest captures output: a slow first run says why."""
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    capture = config.pluginmanager.get_plugin("capturemanager")
-    if reporter is not None and capture is not None:
-        with capture.global_and_fixture_disabled():
-            reporter.ensure_newline()
-            reporter.write_line(line)
+from compat_tests.prerequisites import prerequisite, terminal_say
+from spark.session import pulsar_session
 
 
 @pytest.fixture(scope="session")
 def spark(pytestconfig):
-    source = connector()
-    if source.endswith(".jar"):
-        _announce(pytestconfig, f"spark: connector jar {source}")
-    elif cached_jar(source).exists():
-        _announce(pytestconfig, f"spark: connector {source} (cached in {IVY_JARS})")
-    else:
-        _announce(pytestconfig, f"spark: resolving connector {source} from Maven Central into "
-                                f"{IVY_JARS} (first run downloads {FIRST_DOWNLOAD})")
+    """The connector is fetched before the first test (compat_tests/prerequisites.py)."""
+    source = prerequisite("Spark connector").result(pytestconfig)
+    say = terminal_say(pytestconfig, "[spark]")
     started = time.monotonic()
     try:
         session = pulsar_session("pulsard-spark-tests")
@@ -41,8 +24,7 @@ def spark(pytestconfig):
                                     jvm.Thread.currentThread().getContextClassLoader())
     except Exception as exc:
         pytest.fail(f"the pulsar-spark connector ({source}) is not usable: {exc}")
-    _announce(pytestconfig, f"spark: pyspark {session.version} with the connector, "
-                            f"ready in {time.monotonic() - started:.0f} s")
+    say(f"pyspark {session.version} with the connector, ready in {time.monotonic() - started:.0f} s")
     # The connector leaves a reader open after each startingTime lookup: it warns on and on
     # once its broker stops, after the test that made it.
     session.sparkContext.setLogLevel("ERROR")
