@@ -1,7 +1,9 @@
-"""Small client-side helpers shared by the compat tests: names, producing, bounded receiving."""
+"""Small client-side helpers shared by the compat tests: names, producing, bounded receiving, and
+running pulsard's commands."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -19,6 +21,12 @@ BATCHES_OF_10 = dict(batching_enabled=True, batching_max_messages=10,
                      batching_max_publish_delay_ms=5000)
 RECEIVE_TIMEOUT_MS = 5000   # how long one expected message may take to arrive
 QUIET_MS = 500              # how long we listen to conclude "nothing more is coming"
+
+
+def pulsard(*args: str, timeout: float = 60, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """`python -m server ARGS` from the repository, as a user runs it; env is added to os.environ."""
+    return subprocess.run([sys.executable, "-m", "server", *args], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=timeout, env=None if env is None else {**os.environ, **env})
 
 
 def unique_topic(prefix: str = "t") -> str:

@@ -8,7 +8,6 @@ import base64
 import os
 import secrets
 import subprocess
-import sys
 import time
 
 import bcrypt
@@ -19,8 +18,9 @@ import requests
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from compat_tests.broker import HOST, REPO_ROOT, free_port
+from compat_tests.broker import HOST, free_port
 from compat_tests.certificates import CertificateAuthority
+from compat_tests.helpers import pulsard
 from compat_tests.toolchains import go_scenarios
 
 TOKEN = "org.apache.pulsar.broker.authentication.AuthenticationProviderToken"
@@ -191,11 +191,6 @@ def test_tls_client_certificate(make_broker, tmp_path, secret):
     # the token provider beside it, on the plain port
     round_trip(client_for(broker.service_url, authentication=pulsar.AuthenticationToken(hs256(secret, "erin"))),
                "token-beside-tls")
-
-
-def pulsard(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "server", *args], cwd=REPO_ROOT, capture_output=True, text=True,
-                          timeout=60)
 
 
 def test_pulsard_tokens_and_admin_cli_credentials(make_broker, tmp_path):

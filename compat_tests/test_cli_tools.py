@@ -5,20 +5,14 @@ client.conf."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
 import uuid
 
 from compat_tests.admin_http import AdminHttp
-from compat_tests.helpers import unique_topic
+from compat_tests.helpers import pulsard, unique_topic
 from compat_tests.broker import REPO_ROOT, free_port, write_config
-
-
-def pulsard(*args: str, timeout: float = 30, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "server", *args], cwd=REPO_ROOT, capture_output=True,
-                          text=True, timeout=timeout, env=None if env is None else {**os.environ, **env})
 
 
 def test_version():

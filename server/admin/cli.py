@@ -22,7 +22,7 @@ from typing import Any, Callable
 from urllib.parse import quote, urlencode
 
 from server.errors import InvalidTopicName
-from server.security.client_credentials import ClientCredentials, credentials
+from server.security.client_credentials import ClientCredentials
 from server.topics.topic_name import TopicName
 
 from .client_conf import load_client_conf
@@ -326,7 +326,8 @@ def add_admin_parser(commands: argparse._SubParsersAction) -> None:
     admin.add_argument("--token", help="a JWT (the same as AuthenticationToken with token:...)")
     admin.add_argument("--tls-trust-cert-path",
                        help="CA certificates for an https admin URL (default: client.conf's tlsTrustCertsFilePath)")
-    admin.add_argument("--tls-allow-insecure", action="store_true", help="do not verify the broker's certificate")
+    admin.add_argument("--tls-allow-insecure", action="store_true",
+                       help="do not verify the broker's certificate (default: client.conf's tlsAllowInsecureConnection)")
     groups = admin.add_subparsers(dest="group", required=True, parser_class=UsageExit1Parser)
     for group, table in COMMANDS.items():
         group_parser = groups.add_parser(group).add_subparsers(dest="action", required=True,
@@ -383,11 +384,11 @@ def run_admin(args: argparse.Namespace) -> int:
     try:
         conf = load_client_conf()
         admin_url = args.admin_url or conf.web_service_url
-        auth = credentials(args.auth_plugin or conf.auth_plugin, args.auth_params or conf.auth_params, args.token)
+        auth = conf.credentials(args.auth_plugin, args.auth_params, args.token)
         context = None
         if admin_url.startswith("https:"):
             context = auth.ssl_context(args.tls_trust_cert_path or conf.tls_trust_certs_file_path or None,
-                                       args.tls_allow_insecure)
+                                       args.tls_allow_insecure or conf.tls_allow_insecure_connection)
         built = args.build(args)
         requests = built if isinstance(built, list) else [built]
         outputs = []

@@ -1,6 +1,7 @@
 """client.conf, as Pulsar's tools read it: `PULSAR_CLIENT_CONF` names the file; its
-webServiceUrl, brokerServiceUrl, authPlugin, authParams and tlsTrustCertsFilePath are the
-defaults of `pulsard admin` and `pulsard client` (flags still win)."""
+webServiceUrl, brokerServiceUrl, authPlugin, authParams, tlsTrustCertsFilePath,
+tlsAllowInsecureConnection and tlsEnableHostnameVerification are the defaults of `pulsard admin`,
+`pulsard client` and `pulsard perf` (flags still win)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Mapping
 
 from server.config import read_conf_file
+from server.security.client_credentials import ClientCredentials, credentials
 
 CLIENT_CONF_ENV = "PULSAR_CLIENT_CONF"
 DEFAULT_WEB_SERVICE_URL = "http://127.0.0.1:8080"
@@ -23,6 +25,16 @@ class ClientConf:
     auth_plugin: str = ""
     auth_params: str = ""
     tls_trust_certs_file_path: str = ""
+    tls_allow_insecure_connection: bool = False
+    tls_enable_hostname_verification: bool = False
+
+    def credentials(self, plugin: str | None, params: str | None, token: str | None = None) -> ClientCredentials:
+        """--auth-plugin / --auth-params (or --token), else this file's authPlugin / authParams.
+        A plugin named on the command line takes its parameters from there only: the file's are
+        for the file's plugin. ValueError for an unusable plugin or parameters."""
+        if plugin is None:
+            plugin, params = self.auth_plugin, self.auth_params if params is None else params
+        return credentials(plugin, params, token)
 
 
 def load_client_conf(environ: Mapping[str, str] = os.environ) -> ClientConf:
@@ -39,4 +51,11 @@ def load_client_conf(environ: Mapping[str, str] = os.environ) -> ClientConf:
         auth_plugin=settings.get("authPlugin", ""),
         auth_params=settings.get("authParams", ""),
         tls_trust_certs_file_path=settings.get("tlsTrustCertsFilePath", ""),
+        tls_allow_insecure_connection=_true(settings.get("tlsAllowInsecureConnection")),
+        tls_enable_hostname_verification=_true(settings.get("tlsEnableHostnameVerification")),
     )
+
+
+def _true(value: str | None) -> bool:
+    """As Java's Boolean.parseBoolean, which Pulsar's tools use: "true" in any case, else false."""
+    return (value or "").strip().lower() == "true"

@@ -11,7 +11,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, Iterator
 
-from server.admin.client_conf import load_client_conf
+from server.tools.connection import add_connection_flags, open_client
 
 if TYPE_CHECKING:
     import pulsar
@@ -24,8 +24,7 @@ RECEIVE_POLL_MS = 1000
 
 def add_client_parser(commands: argparse._SubParsersAction) -> None:
     client = commands.add_parser("client", help="produce or consume messages (as pulsar-client)")
-    client.add_argument("--url", help="service URL (default: brokerServiceUrl of the client.conf named by "
-                                      "PULSAR_CLIENT_CONF, else pulsar://127.0.0.1:6650)")
+    add_connection_flags(client)
     actions = client.add_subparsers(dest="action", required=True)
     produce = actions.add_parser("produce", help="send messages: -m TEXT, -f FILE, else stdin lines")
     produce.add_argument("topic")
@@ -52,13 +51,6 @@ def consumer_options(args: argparse.Namespace) -> dict[str, Any]:
     import pulsar
     return {"consumer_type": getattr(pulsar.ConsumerType, SUBSCRIPTION_TYPES[args.subscription_type]),
             "initial_position": getattr(pulsar.InitialPosition, POSITIONS[args.subscription_position])}
-
-
-def open_client(args: argparse.Namespace) -> pulsar.Client:
-    import pulsar
-    """The client for --url, else client.conf's; its own log kept to warnings (stdout is for messages)."""
-    return pulsar.Client(args.url or load_client_conf().broker_service_url,
-                         logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn))
 
 
 def _properties(pairs: list[str]) -> dict[str, str]:

@@ -13,7 +13,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from server.tools.client_cli import POSITIONS, SUBSCRIPTION_TYPES, consumer_options, open_client
+from server.tools.client_cli import POSITIONS, SUBSCRIPTION_TYPES, consumer_options
+from server.tools.connection import add_connection_flags, open_client
 
 PERCENTILES = (50, 95, 99, 99.9)
 NOTE = "A convenience on the Python client; benchmarks/ has the tools that measure and compare the broker."
@@ -21,7 +22,7 @@ NOTE = "A convenience on the Python client; benchmarks/ has the tools that measu
 
 def add_perf_parser(commands: argparse._SubParsersAction) -> None:
     perf = commands.add_parser("perf", help="rates and latency percentiles (as pulsar-perf)", description=NOTE)
-    perf.add_argument("--url", help="service URL (default: client.conf's brokerServiceUrl, else pulsar://127.0.0.1:6650)")
+    _connection_flags(perf, default=None)
     actions = perf.add_subparsers(dest="action", required=True)
     produce = actions.add_parser("produce", help="publish at a rate, print send latency", description=NOTE)
     produce.add_argument("topic")
@@ -29,6 +30,7 @@ def add_perf_parser(commands: argparse._SubParsersAction) -> None:
     produce.add_argument("-s", "--size", type=int, default=1024, help="message size in bytes")
     produce.add_argument("--disable-batching", action="store_true")
     _limits(produce)
+    _connection_flags(produce)
     produce.set_defaults(run=perf_produce)
     consume = actions.add_parser("consume", help="receive, print end-to-end latency", description=NOTE)
     consume.add_argument("topic")
@@ -36,7 +38,15 @@ def add_perf_parser(commands: argparse._SubParsersAction) -> None:
     consume.add_argument("-st", "--subscription-type", choices=sorted(SUBSCRIPTION_TYPES), default="Exclusive")
     consume.add_argument("-p", "--subscription-position", choices=sorted(POSITIONS), default="Latest")
     _limits(consume)
+    _connection_flags(consume)
     consume.set_defaults(run=perf_consume)
+
+
+def _connection_flags(parser: argparse.ArgumentParser, default: object = argparse.SUPPRESS) -> None:
+    """pulsar-perf's names beside pulsar-client's; accepted before the sub-command and after it
+    (where pulsar-perf takes them)."""
+    add_connection_flags(parser, url_aliases=("-u", "--service-url"), trust_aliases=("--trust-cert-file",),
+                         default=default)
 
 
 def _limits(parser: argparse.ArgumentParser) -> None:
