@@ -151,3 +151,18 @@ def test_topic_permissions_and_runtime_configuration(broker):
     assert runtime["clusterName"] == "standalone"
     assert runtime["brokerServicePort"] == str(broker.broker_port)
     assert runtime["journalSyncData"] == "true"
+
+
+def test_a_data_dir_that_is_a_file_is_refused_in_one_line_and_left_alone(tmp_path):
+    taken = tmp_path / "data"
+    taken.write_text("not a directory\n")
+    expected = f"pulsard: data directory {taken} is a file, not a directory"
+    for command in (["standalone", "--broker-port", str(free_port()), "--web-port", str(free_port())],
+                    ["namespace-policies", "get", "public/default"],
+                    ["namespace-policies", "set", "public/default", "deduplicationEnabled=true"]):
+        run = pulsard(*command, "--data-dir", str(taken))
+        assert run.returncode != 0 and run.stderr.strip().splitlines()[-1] == expected, run.stderr
+        assert "Traceback" not in run.stderr
+    below = pulsard("namespace-policies", "get", "public/default", "--data-dir", str(taken / "sub"))
+    assert below.stderr.strip() == f"pulsard: data directory {taken / 'sub'}: {taken} is a file, not a directory"
+    assert taken.read_text() == "not a directory\n"
