@@ -20,7 +20,7 @@ from managed_ledger.errors import DataDirError
 from .admin.brokers import broker_version
 from .config import BrokerConfig, read_conf_file
 from .errors import BrokerError
-from .policies.namespace_policies import namespace_policies_command
+from .policies.namespace_policies_cli import namespace_policies_command
 from .standalone import run_standalone
 
 SERVER_COMMANDS = ("standalone", "broker", "namespace-policies")
