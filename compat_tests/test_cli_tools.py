@@ -214,3 +214,26 @@ def test_the_admin_api_checks_policies_with_the_same_rules(broker):
     misspelled = admin.post(f"/admin/v2/namespaces/{namespace}/retention", json={"retentionTimeInMinute": 5})
     assert misspelled.status_code == 400 and "did you mean retentionTimeInMinutes?" in misspelled.json()["reason"]
     assert admin.get(f"/admin/v2/namespaces/{namespace}/retention").status_code == 204
+
+
+def test_backlog_quota_by_size_and_by_time_as_pulsar_admin_sets_them(broker):
+    """A time limit given with a size quota is not stored where nothing enforces it (pulsar-admin 3.x
+    drops it too); the user is told to set it as a message_age quota."""
+    admin = ["admin", "--admin-url", broker.web_url, "namespaces"]
+    namespace = f"public/quota-{uuid.uuid4().hex[:8]}"
+    assert pulsard(*admin, "create", namespace).returncode == 0
+    mixed = pulsard(*admin, "set-backlog-quota", namespace, "--limit", "10G", "--limitTime", "1d",
+                    "--policy", "producer_exception")
+    assert mixed.returncode == 0, mixed.stderr
+    assert mixed.stderr.strip() == ("pulsard admin: --limitTime ignored: a destination_storage quota has no "
+                                    "time limit; set one with --type message_age")
+    assert json.loads(pulsard(*admin, "get-backlog-quotas", namespace).stdout) == {
+        "destination_storage": {"limitSize": 10 * 2**30, "limitTime": -1, "policy": "producer_exception"}}
+    by_time = pulsard(*admin, "set-backlog-quota", namespace, "--type", "message_age", "--limitTime", "1d",
+                      "--policy", "producer_exception")
+    assert by_time.returncode == 0 and not by_time.stderr
+    assert json.loads(pulsard(*admin, "get-backlog-quotas", namespace).stdout)["message_age"] == {
+        "limitSize": -1, "limitTime": 86400, "policy": "producer_exception"}
+    no_limit = pulsard(*admin, "set-backlog-quota", namespace, "--policy", "producer_exception")
+    assert no_limit.returncode == 1
+    assert no_limit.stderr.strip() == "pulsard admin: Quota type of 'destination_storage' needs a size limit"

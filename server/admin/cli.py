@@ -22,6 +22,8 @@ from typing import Any, Callable
 from urllib.parse import quote, urlencode
 
 from server.errors import InvalidTopicName
+from server.policies.backlog_quota import POLICIES as BACKLOG_QUOTA_POLICIES, SIZE_QUOTA, TIME_QUOTA
+from server.policies.policy_values import BACKLOG_QUOTA_TYPES
 from server.security.client_credentials import ClientCredentials, credentials
 from server.topics.topic_name import TopicName
 
@@ -41,6 +43,7 @@ class Request:
     query: dict[str, str] | None = None
     raw: bool = False  # answer is a message payload, not JSON
     optional: bool = False  # a 404 ends a sequence of requests quietly (peeking past the backlog)
+    notice: str | None = None  # said on stderr before the request (an option that is ignored)
 
 
 class AdminCallError(Exception):
@@ -99,8 +102,19 @@ def _peek(a: argparse.Namespace) -> list[Request]:
 
 
 def _backlog_quota(a: argparse.Namespace) -> Request:
-    body = {"limitSize": parse_size(a.limit), "limitTime": parse_relative_time(a.limit_time), "policy": a.policy}
-    return Request("POST", namespace_path(a.namespace) + "/backlogQuota", body, {"backlogQuotaType": a.type})
+    """As pulsar-admin 3.x: a quota of --type destination_storage (the default) is a size (--limit),
+    one of message_age a time (--limitTime); the limit of the other type is not sent (nothing would
+    enforce it), and saying so beats pulsar-admin's silence."""
+    by_size = a.type == SIZE_QUOTA
+    limit, other, flag = (a.limit, a.limit_time, "--limitTime") if by_size else (a.limit_time, a.limit, "--limit")
+    if limit is None:
+        raise AdminCallError(f"Quota type of '{a.type}' needs a {'size' if by_size else 'time'} limit")
+    body = {"limitSize": parse_size(limit)} if by_size else {"limitTime": parse_relative_time(limit)}
+    notice = None if other is None else (
+        f"{flag} ignored: a {a.type} quota has no {'time' if by_size else 'size'} limit; "
+        f"set one with --type {TIME_QUOTA if by_size else SIZE_QUOTA}")
+    return Request("POST", namespace_path(a.namespace) + "/backlogQuota", {**body, "policy": a.policy},
+                   {"backlogQuotaType": a.type}, notice=notice)
 
 
 Build = Callable[[argparse.Namespace], "Request | list[Request]"]
@@ -135,12 +149,11 @@ COMMANDS: dict[str, dict[str, tuple[str, list[tuple[tuple[str, ...], dict]], Bui
         "get-backlog-quotas": ("show backlog quotas", [(("namespace",), {})],
                                lambda a: Request("GET", namespace_path(a.namespace) + "/backlogQuotaMap")),
         "set-backlog-quota": (
-            "set a backlog quota (-l size like 10M, -lt time like 1h)",
-            [(("namespace",), {}), (("-l", "--limit", "--limit-size"), {"default": "-1", "dest": "limit"}),
-             (("-lt", "--limitTime", "--limit-time"), {"default": "-1", "dest": "limit_time"}),
-             (("-p", "--policy"), {"required": True, "choices": (
-                 "producer_request_hold", "producer_exception", "consumer_backlog_eviction")}),
-             (("-t", "--type"), {"default": "destination_storage", "choices": ("destination_storage", "message_age")})],
+            "set a backlog quota: a size (-l 10G) for -t destination_storage, a time (-lt 1d) for -t message_age",
+            [(("namespace",), {}), (("-l", "--limit", "--limit-size"), {"dest": "limit"}),
+             (("-lt", "--limitTime", "--limit-time"), {"dest": "limit_time"}),
+             (("-p", "--policy"), {"required": True, "choices": BACKLOG_QUOTA_POLICIES}),
+             (("-t", "--type"), {"default": SIZE_QUOTA, "choices": BACKLOG_QUOTA_TYPES})],
             _backlog_quota),
         "remove-backlog-quota": (
             "remove a backlog quota", [(("namespace",), {}), (("-t", "--type"), {"default": "destination_storage"})],
@@ -392,6 +405,8 @@ def run_admin(args: argparse.Namespace) -> int:
         requests = built if isinstance(built, list) else [built]
         outputs = []
         for request in requests:
+            if request.notice:
+                print(f"pulsard admin: {request.notice}", file=sys.stderr)
             try:
                 _, body, headers = call(admin_url, request, auth, context)
             except AdminCallError as exc:
