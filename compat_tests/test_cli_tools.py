@@ -237,3 +237,36 @@ def test_backlog_quota_by_size_and_by_time_as_pulsar_admin_sets_them(broker):
     no_limit = pulsard(*admin, "set-backlog-quota", namespace, "--policy", "producer_exception")
     assert no_limit.returncode == 1
     assert no_limit.stderr.strip() == "pulsard admin: Quota type of 'destination_storage' needs a size limit"
+
+
+def test_admin_brokers_and_clusters_print_as_pulsar_admin(broker):
+    admin = ("admin", "--admin-url", broker.web_url)
+    host_port = broker.web_url.removeprefix("http://")
+
+    def out(*argv: str) -> str:
+        run = pulsard(*admin, *argv)
+        assert run.returncode == 0, run.stderr
+        return run.stdout
+
+    assert out("brokers", "healthcheck") == "ok\n"
+    assert out("brokers", "healthcheck", "-tv", "V2") == "ok\n"
+    assert out("brokers", "version").strip() == pulsard("--version").stdout.split()[-1]
+    assert out("brokers", "list") == out("brokers", "list", "standalone") == f"{host_port}\n"
+    assert json.loads(out("brokers", "leader-broker"))["serviceUrl"] == broker.web_url
+    assert "clusterName    standalone" in out("brokers", "get-runtime-config").splitlines()
+    assert out("clusters", "list") == "standalone\n"
+    assert json.loads(out("clusters", "get", "standalone"))["serviceUrl"].startswith("http://")
+    missing = pulsard(*admin, "clusters", "get", "nowhere")
+    assert (missing.returncode, missing.stderr.strip()) == (1, "pulsard admin: 404: Cluster does not exist")
+
+
+def test_admin_get_of_an_unset_policy_prints_null(broker):
+    """pulsar-admin prints a null policy as JSON's null (not nothing)."""
+    admin = ("admin", "--admin-url", broker.web_url, "namespaces")
+    namespace = f"public/unset-{uuid.uuid4().hex[:8]}"
+    assert pulsard(*admin, "create", namespace).returncode == 0
+    for getter in ("get-retention", "get-message-ttl", "get-deduplication", "get-inactive-topic-policies"):
+        run = pulsard(*admin, getter, namespace)
+        assert (run.returncode, run.stdout) == (0, "null\n"), getter
+    assert pulsard(*admin, "set-message-ttl", namespace, "--ttl", "1h").stdout == ""
+    assert pulsard(*admin, "get-message-ttl", namespace).stdout == "3600\n"

@@ -17,8 +17,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import quote, urlencode
 
 from server.errors import InvalidTopicName
@@ -27,27 +26,14 @@ from server.policies.policy_values import BACKLOG_QUOTA_TYPES
 from server.security.client_credentials import ClientCredentials, credentials
 from server.topics.topic_name import TopicName
 
+from .cli_brokers import BROKERS, CLUSTERS
+from .cli_requests import AdminCallError, CommandTable, Request
 from .client_conf import load_client_conf
 from .policy_fields import SCALAR_POLICIES
 from .policy_flags import POLICY_FLAGS
 from .units import parse_relative_time, parse_size
 
 PEEK_SEPARATOR = "-" * 72
-
-
-@dataclass
-class Request:
-    method: str
-    path: str
-    body: Any = None
-    query: dict[str, str] | None = None
-    raw: bool = False  # answer is a message payload, not JSON
-    optional: bool = False  # a 404 ends a sequence of requests quietly (peeking past the backlog)
-    notice: str | None = None  # said on stderr before the request (an option that is ignored)
-
-
-class AdminCallError(Exception):
-    pass
 
 
 def topic_path(name: str) -> str:
@@ -117,9 +103,8 @@ def _backlog_quota(a: argparse.Namespace) -> Request:
                    {"backlogQuotaType": a.type}, notice=notice)
 
 
-Build = Callable[[argparse.Namespace], "Request | list[Request]"]
-#: group -> command -> (help, [(flags, kwargs)], request builder)
-COMMANDS: dict[str, dict[str, tuple[str, list[tuple[tuple[str, ...], dict]], Build]]] = {
+#: group -> its commands
+COMMANDS: dict[str, CommandTable] = {
     "tenants": {
         "list": ("list tenants", [], lambda a: Request("GET", "/admin/v2/tenants")),
         "get": ("show a tenant", [(("tenant",), {})], lambda a: Request("GET", f"/admin/v2/tenants/{a.tenant}")),
@@ -271,6 +256,8 @@ COMMANDS: dict[str, dict[str, tuple[str, list[tuple[tuple[str, ...], dict]], Bui
                    [(("topic",), {}), (("-f", "--force"), {"action": "store_true"})],
                    lambda a: Request("DELETE", schema_path(a.topic), query={"force": str(a.force).lower()})),
     },
+    "brokers": BROKERS,
+    "clusters": CLUSTERS,
 }
 
 for _policy in SCALAR_POLICIES:
@@ -381,12 +368,14 @@ def render(request: Request, body: bytes, headers: dict[str, str]) -> str:
     if request.raw:
         shown = [f"{k}: {v}" for k, v in headers.items() if k.lower().startswith("x-pulsar")]
         return "\n".join(shown + ["", body.decode(errors="replace")])
-    if not body:
-        return ""
+    if not body:   # 204: an unset policy, which pulsar-admin prints as null
+        return "null" if request.method == "GET" else ""
     try:
         value = json.loads(body)
     except ValueError:
         return body.decode(errors="replace")
+    if request.show is not None:
+        return request.show(value)
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return "\n".join(value)
     return json.dumps(value, indent=2)
