@@ -1,11 +1,13 @@
-"""`pulsard admin ...`: pulsar-admin's commands (tenants, namespaces, topics, schemas) over the
-admin REST API of a running broker (--admin-url, default http://127.0.0.1:8080).
+"""`pulsard admin ...`: pulsar-admin's commands (tenants, namespaces, topics, schemas here; brokers
+and clusters in cli_brokers.py) over the admin REST API of a running broker (--admin-url,
+default http://127.0.0.1:8080).
 
 The flags are pulsar-admin's (sizes like 100M, times like 1h: units.py, policy_flags.py); the
 admin URL defaults to client.conf's webServiceUrl (client_conf.py). Output is readable: lists one
-item a line, documents as indented JSON, peeked messages as their headers and payload. Exit code
-0 on success, 1 when the broker refuses (its reason goes to stderr) or cannot be reached, and 1
-on a usage error too (with the sub-command's usage), as pulsar-admin.
+item a line, documents as indented JSON, an unset policy as null, peeked messages as their
+headers and payload. Exit code 0 on success, 1 when the broker refuses (its reason goes to
+stderr) or cannot be reached, and 1 on a usage error too (with the sub-command's usage), as
+pulsar-admin.
 """
 
 from __future__ import annotations
