@@ -145,3 +145,122 @@ def test_topic_permissions_and_runtime_configuration(broker):
     assert runtime["clusterName"] == "standalone"
     assert runtime["brokerServicePort"] == str(broker.broker_port)
     assert runtime["journalSyncData"] == "true"
+
+
+def test_a_data_dir_that_is_a_file_is_refused_in_one_line_and_left_alone(tmp_path):
+    taken = tmp_path / "data"
+    taken.write_text("not a directory\n")
+    expected = f"pulsard: data directory {taken} is a file, not a directory"
+    for command in (["standalone", "--broker-port", str(free_port()), "--web-port", str(free_port())],
+                    ["namespace-policies", "get", "public/default"],
+                    ["namespace-policies", "set", "public/default", "deduplicationEnabled=true"]):
+        run = pulsard(*command, "--data-dir", str(taken))
+        assert run.returncode != 0 and run.stderr.strip().splitlines()[-1] == expected, run.stderr
+        assert "Traceback" not in run.stderr
+    below = pulsard("namespace-policies", "get", "public/default", "--data-dir", str(taken / "sub"))
+    assert below.stderr.strip() == f"pulsard: data directory {taken / 'sub'}: {taken} is a file, not a directory"
+    assert taken.read_text() == "not a directory\n"
+
+
+def test_namespace_policies_set_refuses_unknown_fields_and_wrong_types_storing_nothing(broker):
+    """Checked as the config file is (a "did you mean"), nested values too, before any write."""
+    admin = AdminHttp(broker.web_url)
+    namespace = f"public/checked-{uuid.uuid4().hex[:8]}"
+    assert admin.put(f"/admin/v2/namespaces/{namespace}").status_code == 204
+    before = admin.get(f"/admin/v2/namespaces/{namespace}").json()
+    refusals = {
+        "message_ttl_in_second=60":
+            "unknown namespace policy message_ttl_in_second (did you mean message_ttl_in_seconds?)",
+        'retention_policies={"retentionTimeInMinutes": "abc"}':
+            "retention_policies: retentionTimeInMinutes must be an integer, not 'abc'",
+        'retention_policies={"retentionTimeInMinute": 5}':
+            "retention_policies: unknown field retentionTimeInMinute in Retention policies "
+            "(did you mean retentionTimeInMinutes?)",
+        'deduplicationEnabled="yes"': "deduplicationEnabled: Value must be true or false, not 'yes'",
+        'backlog_quota_map={"destination_storage": {"limitSize": 1, "policy": "drop"}}':
+            "backlog_quota_map: destination_storage: Backlog quota policy must be one of "
+            "producer_request_hold, producer_exception, consumer_backlog_eviction",
+    }
+    for field, reason in refusals.items():
+        run = pulsard("namespace-policies", "set", namespace, "deduplicationEnabled=true", field,
+                      "--data-dir", str(broker.data_dir))
+        assert run.returncode != 0 and run.stderr.strip() == f"pulsard: {reason}", run.stderr
+    assert admin.get(f"/admin/v2/namespaces/{namespace}").json() == before
+
+    ok = pulsard("namespace-policies", "set", namespace, 'retention_policies={"retentionTimeInMinutes": 60, '
+                 '"retentionSizeInMB": -1}', "message_ttl_in_seconds=null", "--data-dir", str(broker.data_dir))
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["retention_policies"] == {"retentionTimeInMinutes": 60, "retentionSizeInMB": -1}
+
+
+def test_the_admin_api_checks_policies_with_the_same_rules(broker):
+    admin = AdminHttp(broker.web_url)
+    namespace = f"public/rest-checked-{uuid.uuid4().hex[:8]}"
+    created = admin.put(f"/admin/v2/namespaces/{namespace}",
+                        json={"retention_policies": {"retentionTimeInMinutes": "abc"}})
+    assert created.status_code == 400
+    assert created.json()["reason"] == "retention_policies: retentionTimeInMinutes must be an integer, not 'abc'"
+    assert admin.get(f"/admin/v2/namespaces/{namespace}").status_code == 404
+    # a whole Policies document (as the Java client sends): fields this broker does not apply are kept
+    assert admin.put(f"/admin/v2/namespaces/{namespace}", json={
+        "message_ttl_in_seconds": None, "encryption_required": False}).status_code == 204
+    assert admin.get(f"/admin/v2/namespaces/{namespace}").json()["encryption_required"] is False
+    misspelled = admin.post(f"/admin/v2/namespaces/{namespace}/retention", json={"retentionTimeInMinute": 5})
+    assert misspelled.status_code == 400 and "did you mean retentionTimeInMinutes?" in misspelled.json()["reason"]
+    assert admin.get(f"/admin/v2/namespaces/{namespace}/retention").status_code == 204
+
+
+def test_backlog_quota_by_size_and_by_time_as_pulsar_admin_sets_them(broker):
+    """A time limit given with a size quota is not stored where nothing enforces it (pulsar-admin 3.x
+    drops it too); the user is told to set it as a message_age quota."""
+    admin = ["admin", "--admin-url", broker.web_url, "namespaces"]
+    namespace = f"public/quota-{uuid.uuid4().hex[:8]}"
+    assert pulsard(*admin, "create", namespace).returncode == 0
+    mixed = pulsard(*admin, "set-backlog-quota", namespace, "--limit", "10G", "--limitTime", "1d",
+                    "--policy", "producer_exception")
+    assert mixed.returncode == 0, mixed.stderr
+    assert mixed.stderr.strip() == ("pulsard admin: --limitTime ignored: a destination_storage quota has no "
+                                    "time limit; set one with --type message_age")
+    assert json.loads(pulsard(*admin, "get-backlog-quotas", namespace).stdout) == {
+        "destination_storage": {"limitSize": 10 * 2**30, "limitTime": -1, "policy": "producer_exception"}}
+    by_time = pulsard(*admin, "set-backlog-quota", namespace, "--type", "message_age", "--limitTime", "1d",
+                      "--policy", "producer_exception")
+    assert by_time.returncode == 0 and not by_time.stderr
+    assert json.loads(pulsard(*admin, "get-backlog-quotas", namespace).stdout)["message_age"] == {
+        "limitSize": -1, "limitTime": 86400, "policy": "producer_exception"}
+    no_limit = pulsard(*admin, "set-backlog-quota", namespace, "--policy", "producer_exception")
+    assert no_limit.returncode == 1
+    assert no_limit.stderr.strip() == "pulsard admin: Quota type of 'destination_storage' needs a size limit"
+
+
+def test_admin_brokers_and_clusters_print_as_pulsar_admin(broker):
+    admin = ("admin", "--admin-url", broker.web_url)
+    host_port = broker.web_url.removeprefix("http://")
+
+    def out(*argv: str) -> str:
+        run = pulsard(*admin, *argv)
+        assert run.returncode == 0, run.stderr
+        return run.stdout
+
+    assert out("brokers", "healthcheck") == "ok\n"
+    assert out("brokers", "healthcheck", "-tv", "V2") == "ok\n"
+    assert out("brokers", "version").strip() == pulsard("--version").stdout.split()[-1]
+    assert out("brokers", "list") == out("brokers", "list", "standalone") == f"{host_port}\n"
+    assert json.loads(out("brokers", "leader-broker"))["serviceUrl"] == broker.web_url
+    assert "clusterName    standalone" in out("brokers", "get-runtime-config").splitlines()
+    assert out("clusters", "list") == "standalone\n"
+    assert json.loads(out("clusters", "get", "standalone"))["serviceUrl"].startswith("http://")
+    missing = pulsard(*admin, "clusters", "get", "nowhere")
+    assert (missing.returncode, missing.stderr.strip()) == (1, "pulsard admin: 404: Cluster does not exist")
+
+
+def test_admin_get_of_an_unset_policy_prints_null(broker):
+    """pulsar-admin prints a null policy as JSON's null (not nothing)."""
+    admin = ("admin", "--admin-url", broker.web_url, "namespaces")
+    namespace = f"public/unset-{uuid.uuid4().hex[:8]}"
+    assert pulsard(*admin, "create", namespace).returncode == 0
+    for getter in ("get-retention", "get-message-ttl", "get-deduplication", "get-inactive-topic-policies"):
+        run = pulsard(*admin, getter, namespace)
+        assert (run.returncode, run.stdout) == (0, "null\n"), getter
+    assert pulsard(*admin, "set-message-ttl", namespace, "--ttl", "1h").stdout == ""
+    assert pulsard(*admin, "get-message-ttl", namespace).stdout == "3600\n"

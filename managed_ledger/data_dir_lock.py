@@ -4,7 +4,8 @@ Two brokers on one directory both rotate the journal, move the checkpoint and de
 take for orphan ledgers: acknowledged data of both is lost. The lock is taken before anything
 in the directory is opened, and the kernel drops it when its holder dies (kill -9 included), so
 a crashed broker never blocks the next start. The holder's pid is written into the file so the
-refusal can name it.
+refusal can name it. A path that is (or lies under) a regular file is refused before anything
+is created, naming the file, rather than failing in mkdir with a bare errno.
 """
 
 from __future__ import annotations
@@ -13,9 +14,19 @@ import fcntl
 import os
 from pathlib import Path
 
-from .errors import DataDirInUseError
+from .errors import DataDirError, DataDirInUseError
 
 LOCK_FILE_NAME = "pulsard.lock"
+
+
+def require_directory(data_dir: Path) -> None:
+    """DataDirError when data_dir, or its nearest existing ancestor, is not a directory."""
+    data_dir = Path(data_dir)
+    existing = next((path for path in (data_dir, *data_dir.absolute().parents) if path.exists()), None)
+    if existing is None or existing.is_dir():
+        return
+    where = "" if existing == data_dir else f": {existing}"
+    raise DataDirError(f"data directory {data_dir}{where} is a file, not a directory")
 
 
 class DataDirLock:
@@ -28,6 +39,7 @@ class DataDirLock:
     @classmethod
     def acquire(cls, data_dir: Path) -> DataDirLock:
         """Take the lock or raise DataDirInUseError naming the holder; creates the directory."""
+        require_directory(data_dir)
         data_dir = Path(data_dir).resolve()
         data_dir.mkdir(parents=True, exist_ok=True)
         fd = os.open(data_dir / LOCK_FILE_NAME, os.O_RDWR | os.O_CREAT, 0o644)

@@ -11,8 +11,8 @@ from bookkeeper.errors import MetadataBadVersionError, MetadataNotFoundError, Me
 
 __all__ = [
     "ManagedLedgerError", "ManagedLedgerClosedError", "ManagedLedgerStorageError",
-    "ManagedLedgerTerminatedError", "CursorClosedError", "DataDirInUseError", "ConcurrentReadError", "MetadataStoreError",
-    "MetadataBadVersionError", "MetadataNotFoundError",
+    "ManagedLedgerTerminatedError", "CursorClosedError", "DataDirError", "DataDirInUseError", "ConcurrentReadError",
+    "MetadataStoreError", "MetadataBadVersionError", "MetadataNotFoundError",
 ]
 
 
@@ -28,7 +28,11 @@ class ManagedLedgerTerminatedError(ManagedLedgerError):
     """The managed ledger was terminated: it takes no more entries, ever."""
 
 
-class DataDirInUseError(ManagedLedgerError):
+class DataDirError(ManagedLedgerError):
+    """The data directory cannot be used (a one-line reason for the user)."""
+
+
+class DataDirInUseError(DataDirError):
     """Another process holds the data directory: opening it too would destroy data."""
 
 

@@ -28,7 +28,7 @@ from bookkeeper.ledger import BookKeeper
 from bookkeeper.metadata_store import SqliteMetadataStore
 
 from .config import StorageConfig
-from .data_dir_lock import DataDirLock
+from .data_dir_lock import DataDirLock, require_directory
 from .entry_cache import EntryCache
 from .errors import ManagedLedgerClosedError
 from .interfaces import MetadataStore
@@ -41,6 +41,7 @@ logger = logging.getLogger(__name__)
 
 async def _open_store_at(url: str, config: StorageConfig) -> Any:
     if not url:
+        require_directory(config.data_dir)
         return await SqliteMetadataStore.open(config.data_dir / "metadata" / "metadata.db")
     if url.startswith(ZK_URL_PREFIX):
         from bookkeeper.zk_metadata_store import ZkMetadataStore   # cluster mode only: kazoo

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import uvloop
 
-from managed_ledger.errors import DataDirInUseError
+from managed_ledger.errors import DataDirError
 
 from .admin.brokers import broker_version
 from .config import BrokerConfig, read_conf_file
 from .errors import BrokerError
-from .policies.namespace_policies import namespace_policies_command
+from .policies.namespace_policies_cli import namespace_policies_command
 from .standalone import run_standalone
 
 SERVER_COMMANDS = ("standalone", "broker", "namespace-policies")
@@ -128,5 +128,5 @@ def main(argv: list[str] | None = None) -> None:
             uvloop.run(run_broker(config))
         else:
             uvloop.run(run_standalone(config))
-    except (OSError, ValueError, BrokerError, DataDirInUseError) as exc:
+    except (OSError, ValueError, BrokerError, DataDirError) as exc:
         sys.exit(f"pulsard: {exc}")

@@ -2,7 +2,8 @@
 
 A broker that starts on a typo'd key or a port of 70000 fails later and obscurely; refusing it
 at start (naming the key) and warning about unknown keys (naming the nearest known one) is
-what users of Pulsar's standalone.conf need when they reuse their files.
+what users of Pulsar's standalone.conf need when they reuse their files. Namespace policies name
+the nearest known field the same way (server/policies/policy_values.py).
 """
 
 from __future__ import annotations
@@ -64,12 +65,16 @@ def key_values(config: object) -> Iterator[tuple[str, object]]:
             yield from key_values(value)
 
 
-def unknown_key_warning(key: str, known: list[str]) -> str:
-    """The warning for a key no field reads, with the nearest known key when one is close."""
+def did_you_mean(key: str, known: list[str]) -> str:
+    """The hint ' (did you mean X?)' naming the nearest known key, or '' when none is close."""
     nearest = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
     if not nearest:
         lowered = {k.lower(): k for k in known}
         nearest = [lowered[key.lower()]] if key.lower() in lowered else []
-    hint = f" (did you mean {nearest[0]}?)" if nearest else ""
-    return f"unknown configuration key {key}, ignored{hint}"
+    return f" (did you mean {nearest[0]}?)" if nearest else ""
+
+
+def unknown_key_warning(key: str, known: list[str]) -> str:
+    """The warning for a key no field reads, with the nearest known key when one is close."""
+    return f"unknown configuration key {key}, ignored{did_you_mean(key, known)}"
 

@@ -50,7 +50,9 @@ def routes(broker: BrokerService, access: TopicAccess) -> list[web.RouteDef]:
 
     @rest_handler
     async def active_brokers(request: web.Request) -> web.Response:
-        require(request.match_info["cluster"] == config.cluster_name, NOT_FOUND, "Cluster does not exist")
+        """This cluster's brokers (GET /admin/v2/brokers names no cluster: the local one)."""
+        cluster = request.match_info.get("cluster", config.cluster_name)
+        require(cluster == config.cluster_name, NOT_FOUND, "Cluster does not exist")
         return web.json_response([web_address(request)])
 
     async def leader_broker(request: web.Request) -> web.Response:
@@ -80,6 +82,7 @@ def routes(broker: BrokerService, access: TopicAccess) -> list[web.RouteDef]:
         web.get("/admin/v2/brokers/version", broker_version_text),
         web.get("/admin/v2/brokers/leaderBroker", leader_broker),
         web.get("/admin/v2/brokers/configuration/runtime", runtime_configuration),
+        web.get("/admin/v2/brokers", active_brokers),
         web.get("/admin/v2/brokers/{cluster}", active_brokers),
         web.get(LOOKUP_PATH, lookup),
     ]

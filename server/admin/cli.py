@@ -1,11 +1,13 @@
-"""`pulsard admin ...`: pulsar-admin's commands (tenants, namespaces, topics, schemas) over the
-admin REST API of a running broker (--admin-url, default http://127.0.0.1:8080).
+"""`pulsard admin ...`: pulsar-admin's commands (tenants, namespaces, topics, schemas here; brokers
+and clusters in cli_brokers.py) over the admin REST API of a running broker (--admin-url,
+default http://127.0.0.1:8080).
 
 The flags are pulsar-admin's (sizes like 100M, times like 1h: units.py, policy_flags.py); the
 admin URL defaults to client.conf's webServiceUrl (client_conf.py). Output is readable: lists one
-item a line, documents as indented JSON, peeked messages as their headers and payload. Exit code
-0 on success, 1 when the broker refuses (its reason goes to stderr) or cannot be reached, and 1
-on a usage error too (with the sub-command's usage), as pulsar-admin.
+item a line, documents as indented JSON, an unset policy as null, peeked messages as their
+headers and payload. Exit code 0 on success, 1 when the broker refuses (its reason goes to
+stderr) or cannot be reached, and 1 on a usage error too (with the sub-command's usage), as
+pulsar-admin.
 """
 
 from __future__ import annotations
@@ -17,34 +19,23 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import quote, urlencode
 
 from server.errors import InvalidTopicName
+from server.policies.backlog_quota import POLICIES as BACKLOG_QUOTA_POLICIES, SIZE_QUOTA, TIME_QUOTA
+from server.policies.policy_values import BACKLOG_QUOTA_TYPES
 from server.security.client_credentials import ClientCredentials
 from server.topics.topic_name import TopicName
 
+from .cli_brokers import BROKERS, CLUSTERS
+from .cli_requests import AdminCallError, CommandTable, Request
 from .client_conf import load_client_conf
 from .policy_fields import SCALAR_POLICIES
 from .policy_flags import POLICY_FLAGS
 from .units import parse_relative_time, parse_size
 
 PEEK_SEPARATOR = "-" * 72
-
-
-@dataclass
-class Request:
-    method: str
-    path: str
-    body: Any = None
-    query: dict[str, str] | None = None
-    raw: bool = False  # answer is a message payload, not JSON
-    optional: bool = False  # a 404 ends a sequence of requests quietly (peeking past the backlog)
-
-
-class AdminCallError(Exception):
-    pass
 
 
 def topic_path(name: str) -> str:
@@ -99,13 +90,23 @@ def _peek(a: argparse.Namespace) -> list[Request]:
 
 
 def _backlog_quota(a: argparse.Namespace) -> Request:
-    body = {"limitSize": parse_size(a.limit), "limitTime": parse_relative_time(a.limit_time), "policy": a.policy}
-    return Request("POST", namespace_path(a.namespace) + "/backlogQuota", body, {"backlogQuotaType": a.type})
+    """As pulsar-admin 3.x: a quota of --type destination_storage (the default) is a size (--limit),
+    one of message_age a time (--limitTime); the limit of the other type is not sent (nothing would
+    enforce it), and saying so beats pulsar-admin's silence."""
+    by_size = a.type == SIZE_QUOTA
+    limit, other, flag = (a.limit, a.limit_time, "--limitTime") if by_size else (a.limit_time, a.limit, "--limit")
+    if limit is None:
+        raise AdminCallError(f"Quota type of '{a.type}' needs a {'size' if by_size else 'time'} limit")
+    body = {"limitSize": parse_size(limit)} if by_size else {"limitTime": parse_relative_time(limit)}
+    notice = None if other is None else (
+        f"{flag} ignored: a {a.type} quota has no {'time' if by_size else 'size'} limit; "
+        f"set one with --type {TIME_QUOTA if by_size else SIZE_QUOTA}")
+    return Request("POST", namespace_path(a.namespace) + "/backlogQuota", {**body, "policy": a.policy},
+                   {"backlogQuotaType": a.type}, notice=notice)
 
 
-Build = Callable[[argparse.Namespace], "Request | list[Request]"]
-#: group -> command -> (help, [(flags, kwargs)], request builder)
-COMMANDS: dict[str, dict[str, tuple[str, list[tuple[tuple[str, ...], dict]], Build]]] = {
+#: group -> its commands
+COMMANDS: dict[str, CommandTable] = {
     "tenants": {
         "list": ("list tenants", [], lambda a: Request("GET", "/admin/v2/tenants")),
         "get": ("show a tenant", [(("tenant",), {})], lambda a: Request("GET", f"/admin/v2/tenants/{a.tenant}")),
@@ -135,12 +136,11 @@ COMMANDS: dict[str, dict[str, tuple[str, list[tuple[tuple[str, ...], dict]], Bui
         "get-backlog-quotas": ("show backlog quotas", [(("namespace",), {})],
                                lambda a: Request("GET", namespace_path(a.namespace) + "/backlogQuotaMap")),
         "set-backlog-quota": (
-            "set a backlog quota (-l size like 10M, -lt time like 1h)",
-            [(("namespace",), {}), (("-l", "--limit", "--limit-size"), {"default": "-1", "dest": "limit"}),
-             (("-lt", "--limitTime", "--limit-time"), {"default": "-1", "dest": "limit_time"}),
-             (("-p", "--policy"), {"required": True, "choices": (
-                 "producer_request_hold", "producer_exception", "consumer_backlog_eviction")}),
-             (("-t", "--type"), {"default": "destination_storage", "choices": ("destination_storage", "message_age")})],
+            "set a backlog quota: a size (-l 10G) for -t destination_storage, a time (-lt 1d) for -t message_age",
+            [(("namespace",), {}), (("-l", "--limit", "--limit-size"), {"dest": "limit"}),
+             (("-lt", "--limitTime", "--limit-time"), {"dest": "limit_time"}),
+             (("-p", "--policy"), {"required": True, "choices": BACKLOG_QUOTA_POLICIES}),
+             (("-t", "--type"), {"default": SIZE_QUOTA, "choices": BACKLOG_QUOTA_TYPES})],
             _backlog_quota),
         "remove-backlog-quota": (
             "remove a backlog quota", [(("namespace",), {}), (("-t", "--type"), {"default": "destination_storage"})],
@@ -258,6 +258,8 @@ COMMANDS: dict[str, dict[str, tuple[str, list[tuple[tuple[str, ...], dict]], Bui
                    [(("topic",), {}), (("-f", "--force"), {"action": "store_true"})],
                    lambda a: Request("DELETE", schema_path(a.topic), query={"force": str(a.force).lower()})),
     },
+    "brokers": BROKERS,
+    "clusters": CLUSTERS,
 }
 
 for _policy in SCALAR_POLICIES:
@@ -369,12 +371,14 @@ def render(request: Request, body: bytes, headers: dict[str, str]) -> str:
     if request.raw:
         shown = [f"{k}: {v}" for k, v in headers.items() if k.lower().startswith("x-pulsar")]
         return "\n".join(shown + ["", body.decode(errors="replace")])
-    if not body:
-        return ""
+    if not body:   # 204: an unset policy, which pulsar-admin prints as null
+        return "null" if request.method == "GET" else ""
     try:
         value = json.loads(body)
     except ValueError:
         return body.decode(errors="replace")
+    if request.show is not None:
+        return request.show(value)
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return "\n".join(value)
     return json.dumps(value, indent=2)
@@ -393,6 +397,8 @@ def run_admin(args: argparse.Namespace) -> int:
         requests = built if isinstance(built, list) else [built]
         outputs = []
         for request in requests:
+            if request.notice:
+                print(f"pulsard admin: {request.notice}", file=sys.stderr)
             try:
                 _, body, headers = call(admin_url, request, auth, context)
             except AdminCallError as exc:

@@ -15,6 +15,7 @@ from managed_ledger.errors import MetadataBadVersionError
 from server import web
 from server.errors import (BrokerError, ConsumerBusy, IncompatibleSchema, InvalidTopicName, NotAllowed,
                            SubscriptionNotFound, TopicNotFound)
+from server.policies.policy_values import InvalidPolicy, PolicyOutOfRange
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +30,8 @@ _BROKER_STATUS: list[tuple[type[BaseException], int]] = [
     (IncompatibleSchema, CONFLICT),
     (NotAllowed, PRECONDITION_FAILED),
     (MetadataBadVersionError, CONFLICT),
+    (PolicyOutOfRange, PRECONDITION_FAILED),
+    (InvalidPolicy, BAD_REQUEST),
 ]
 
 Handler = Callable[[web.Request], Awaitable[web.Response]]

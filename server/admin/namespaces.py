@@ -7,12 +7,13 @@ from typing import Any
 from server import web
 from server.broker_service import MODE_ALL, MODE_NON_PERSISTENT, MODE_PERSISTENT, BrokerService
 from server.policies.namespace_policies import NamespacePolicies, policies_path
+from server.policies.policy_values import BACKLOG_QUOTA_TYPES, backlog_quota, check_fields
 from server.topics.topic_name import TopicName
 
 from .documents import create_doc, read_doc
 from .errors import (BAD_REQUEST, CONFLICT, NOT_FOUND, PRECONDITION_FAILED, json_or_no_content, no_content,
                      query_flag, read_json, require, rest_handler)
-from .policy_fields import BACKLOG_QUOTA_TYPES, SCALAR_POLICIES, ScalarPolicy, auth_actions, backlog_quota
+from .policy_fields import SCALAR_POLICIES, ScalarPolicy, auth_actions
 from .tenants import Tenants
 
 #: The namespaces Pulsar standalone starts with: topics are created only in existing namespaces,
@@ -34,13 +35,15 @@ class Namespaces:
         self.policies: NamespacePolicies = broker.policies
 
     def initial_policies(self, body: Any) -> dict[str, Any]:
-        """What a new namespace starts with: the request's Policies over Pulsar's defaults."""
+        """What a new namespace starts with: the request's Policies over Pulsar's defaults. The
+        fields this broker applies are checked; the others of Pulsar's Policies (a Java client
+        sends them all) are kept as given."""
         require(body is None or isinstance(body, dict), BAD_REQUEST, "Policies must be a JSON object")
         policies: dict[str, Any] = {
             "auth_policies": _empty_auth(), "backlog_quota_map": {},
             "replication_clusters": [self.broker.config.cluster_name],
         }
-        policies.update(body or {})
+        policies.update(check_fields(body or {}, known_only=False))
         return policies
 
     async def create(self, namespace: str, body: Any) -> bool:

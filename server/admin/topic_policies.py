@@ -5,13 +5,13 @@ topic policy endpoints: GET answers the topic's own value (204 when unset) or, w
 from __future__ import annotations
 
 from server import web
+from server.policies.policy_values import schema_strategy
 from server.policies.topic_policies import TOPIC_SCHEMA_COMPATIBILITY_STRATEGY, TopicPolicies
 from server.topics.schema_registry import SchemaRegistry
 from server.topics.topic_name import TopicName
 
 from .errors import (BAD_REQUEST, NOT_FOUND, json_or_no_content, no_content, query_flag, read_json, require,
                      rest_handler)
-from .policy_fields import schema_strategy
 from .topic_access import TOPIC_PATH, TopicAccess
 
 

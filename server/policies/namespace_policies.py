@@ -3,23 +3,19 @@
 The document lives at /admin/policies/{tenant}/{namespace} with the field names of Pulsar's
 Policies class ("deduplicationEnabled", "retention_policies", ...), so the admin REST API
 and any tool reading the store see the same thing. A field that is absent means "use the
-broker's default". Fields this broker does not know are kept untouched.
+broker's default". Fields this broker does not know are kept untouched (a document written by
+Pulsar's tools carries them); what may be written is checked in policy_values.py.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 from typing import Any
 
 from managed_ledger.errors import MetadataNotFoundError
-from managed_ledger.factory import open_metadata_store
 from managed_ledger.interfaces import MetadataStore
-from server.config import BrokerConfig
 from server.errors import NamespaceNotFound, NotAllowed
 from server.topics.topic_name import TopicName
-
-log = logging.getLogger(__name__)
 
 POLICIES_ROOT = "/admin/policies"
 DEDUPLICATION_ENABLED = "deduplicationEnabled"
@@ -93,32 +89,3 @@ async def update_policies(store: MetadataStore, path: str, fields: dict[str, Any
             policies[name] = value
     await store.put(path, json.dumps(policies, sort_keys=True).encode(), -1 if stored is None else stored[1])
     return policies
-
-
-async def namespace_policies_command(config: BrokerConfig, action: str, namespace: str, fields: list[str]) -> str:
-    """`pulsard namespace-policies get|set tenant/ns [FIELD=JSON ...]`: the policies as JSON.
-    Works beside a running broker, on a namespace made through the admin API (`pulsard admin
-    namespaces create`); a topic reads its namespace's policies when it loads."""
-    updates = dict(_parse_field(f) for f in fields)
-    if action == "get" and updates:
-        raise ValueError("get takes no FIELD=JSON arguments")
-    store = await open_metadata_store(config.storage)
-    try:
-        policies = NamespacePolicies(store)
-        if action == "set":
-            result = await policies.update(namespace, **updates)
-        elif (result := await policies.get_if_exists(namespace)) is None:
-            raise NamespaceNotFound(f"Namespace {namespace} does not exist")
-    finally:
-        await store.close()
-    return json.dumps(result, indent=2, sort_keys=True)
-
-
-def _parse_field(text: str) -> tuple[str, Any]:
-    name, sep, raw = text.partition("=")
-    if not sep or not name:
-        raise ValueError(f"expected FIELD=JSON, got {text!r}")
-    try:
-        return name, json.loads(raw)
-    except json.JSONDecodeError:
-        raise ValueError(f"{name}: {raw!r} is not a JSON value (strings need quotes)") from None

@@ -75,10 +75,6 @@ def test_pulsar_admin_policy_flags():
     assert parsed("namespaces", "set-inactive-topic-policies", "t/ns", "-e", "-t", "1h").body == {
         "deleteWhileInactive": True, "maxInactiveDurationSeconds": 3600,
         "inactiveTopicDeleteMode": "delete_when_no_subscriptions"}
-    quota = parsed("namespaces", "set-backlog-quota", "t/ns", "--limit", "10M", "--limitTime", "1h",
-                   "--policy", "producer_exception")
-    assert (quota.body, quota.query) == ({"limitSize": 10 * 2**20, "limitTime": 3600, "policy": "producer_exception"},
-                                         {"backlogQuotaType": "destination_storage"})
     with pytest.raises(AdminCallError):
         parsed("namespaces", "set-retention", "t/ns")
     with pytest.raises(ValueError):
@@ -109,3 +105,18 @@ def test_client_conf_from_pulsar_client_conf(tmp_path):
     assert load_client_conf({}) == ClientConf()
     with pytest.raises(OSError):
         load_client_conf({"PULSAR_CLIENT_CONF": str(tmp_path / "missing.conf")})
+
+
+def test_a_backlog_quota_carries_the_limit_of_its_type_as_pulsar_admin_sends_it():
+    """pulsar-admin 3.x: destination_storage takes --limit, message_age --limitTime, the other is not sent."""
+    by_size = parsed("namespaces", "set-backlog-quota", "t/ns", "--limit", "10G", "--limitTime", "1d",
+                     "--policy", "producer_exception")
+    assert (by_size.body, by_size.query) == ({"limitSize": 10 * 2**30, "policy": "producer_exception"},
+                                             {"backlogQuotaType": "destination_storage"})
+    assert by_size.notice == ("--limitTime ignored: a destination_storage quota has no time limit; "
+                              "set one with --type message_age")
+    by_age = parsed("namespaces", "set-backlog-quota", "t/ns", "-t", "message_age", "-lt", "1d", "-p",
+                    "producer_exception")
+    assert (by_age.body, by_age.notice) == ({"limitTime": 86400, "policy": "producer_exception"}, None)
+    with pytest.raises(AdminCallError, match="Quota type of 'message_age' needs a time limit"):
+        parsed("namespaces", "set-backlog-quota", "t/ns", "-t", "message_age", "-l", "1G", "-p", "producer_exception")

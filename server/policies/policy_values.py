@@ -1,0 +1,199 @@
+"""What each namespace Policies field may hold, checked once for every way in.
+
+The admin REST API (one policy per request, or a whole Policies document at creation) and
+`pulsard namespace-policies set` both store fields through these checks, so a misspelled key or
+a value of the wrong type is refused when it is written (naming the field, with the nearest known
+name) instead of being stored and then ignored, with a warning, at every policy check. Each
+check returns the value to store (decimal strings taken as integers, as Pulsar's JSON reader does).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+from server.config_rules import did_you_mean
+from server.topics.schema_compatibility import Strategy
+
+from .auto_topic_creation import AUTO_TOPIC_CREATION, override_error
+from .backlog_quota import BACKLOG_QUOTA_MAP, POLICIES as BACKLOG_QUOTA_POLICIES, SIZE_QUOTA, TIME_QUOTA
+from .compaction_monitor import COMPACTION_THRESHOLD
+from .inactive_topics import DELETE_MODES, DELETE_WHEN_NO_SUBSCRIPTIONS, INACTIVE_TOPIC_POLICIES
+from .message_expiry import MESSAGE_TTL
+from .namespace_policies import (ALLOW_AUTO_UPDATE_SCHEMA, AUTO_SUBSCRIPTION_CREATION, DEDUPLICATION_ENABLED,
+                                 SCHEMA_COMPATIBILITY_STRATEGY)
+from .retention import RETENTION_POLICIES
+
+SCHEMA_COMPATIBILITY_STRATEGIES = tuple(strategy.value for strategy in Strategy)
+BACKLOG_QUOTA_TYPES = (SIZE_QUOTA, TIME_QUOTA)
+AUTH_POLICIES = "auth_policies"
+AUTH_MAPS = ("namespace_auth", "destination_auth", "subscription_auth_roles")
+REPLICATION_CLUSTERS = "replication_clusters"
+Check = Callable[[Any], Any]
+
+
+class InvalidPolicy(ValueError):
+    """A policy value of the wrong JSON type or shape (the admin API answers 400)."""
+
+
+class PolicyOutOfRange(InvalidPolicy):
+    """A policy value of the right type that is not allowed (the admin API answers 412)."""
+
+
+def check_fields(fields: dict[str, Any], known_only: bool = True) -> dict[str, Any]:
+    """The fields as they are to be stored; InvalidPolicy naming the first bad one. A None value
+    (clear the field) passes; unknown names are refused unless known_only is False (a whole
+    Policies document from a Pulsar client carries fields this broker does not apply)."""
+    checked = {}
+    for name, value in fields.items():
+        check = NAMESPACE_POLICY_CHECKS.get(name)
+        if check is None and known_only:
+            raise InvalidPolicy(f"unknown namespace policy {name}{did_you_mean(name, list(NAMESPACE_POLICY_CHECKS))}")
+        checked[name] = value if value is None or check is None else _named(name, check, value)
+    return checked
+
+
+def _named(name: str, check: Check, value: Any) -> Any:
+    """check(value), its refusal prefixed with where the value sits ("retention_policies: ...")."""
+    try:
+        return check(value)
+    except InvalidPolicy as exc:
+        raise type(exc)(f"{name}: {exc}") from None
+
+
+def _object(value: Any, what: str, keys: tuple[str, ...]) -> dict[str, Any]:
+    """value as a JSON object of (some of) `keys`; an unknown key is refused with the nearest."""
+    if not isinstance(value, dict):
+        raise InvalidPolicy(f"{what} must be a JSON object")
+    for key in value:
+        if key not in keys:
+            raise InvalidPolicy(f"unknown field {key} in {what}{did_you_mean(key, list(keys))}")
+    return value
+
+
+def integer(body: dict, name: str, default: int) -> int:
+    """An integer field of an object; a decimal string is taken too, as Pulsar's JSON reader
+    coerces it (the Go client's tests post {"limit": "10240"})."""
+    value = body.get(name, default)
+    if isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value):
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidPolicy(f"{name} must be an integer, not {value!r}")
+    return value
+
+
+def non_negative_int(what: str) -> Check:
+    def check(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidPolicy(f"{what} must be an integer, not {value!r}")
+        if value < 0:
+            raise PolicyOutOfRange(f"Invalid value for {what}: must be >= 0")
+        return value
+    return check
+
+
+def boolean(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidPolicy(f"Value must be true or false, not {value!r}")
+    return value
+
+
+def retention(body: Any) -> dict[str, int]:
+    """RetentionPolicies {retentionTimeInMinutes, retentionSizeInMB}: -1 (infinite) or >= 0."""
+    fields = ("retentionTimeInMinutes", "retentionSizeInMB")
+    body = _object(body, "Retention policies", fields)
+    time_minutes, size_mb = (integer(body, name, 0) for name in fields)
+    if time_minutes < -1 or size_mb < -1:
+        raise PolicyOutOfRange("Retention time and size must be -1 (infinite) or >= 0")
+    return {"retentionTimeInMinutes": time_minutes, "retentionSizeInMB": size_mb}
+
+
+def schema_strategy(body: Any) -> str:
+    if not isinstance(body, str) or body.upper() not in SCHEMA_COMPATIBILITY_STRATEGIES:
+        raise InvalidPolicy(f"Schema compatibility strategy must be one of {', '.join(SCHEMA_COMPATIBILITY_STRATEGIES)}")
+    return body.upper()
+
+
+def backlog_quota(body: Any) -> dict[str, Any]:
+    """BacklogQuota {limitSize, limitTime, policy}; `limit` is the older name of limitSize."""
+    body = _object(body, "Backlog quota", ("limit", "limitSize", "limitTime", "policy"))
+    limit_size = integer(body, "limitSize", integer(body, "limit", -1))
+    limit_time = integer(body, "limitTime", -1)
+    policy = body.get("policy")
+    if policy not in BACKLOG_QUOTA_POLICIES:
+        raise InvalidPolicy(f"Backlog quota policy must be one of {', '.join(BACKLOG_QUOTA_POLICIES)}")
+    return {"limitSize": limit_size, "limitTime": limit_time, "policy": policy}
+
+
+def _backlog_quota_map(body: Any) -> dict[str, Any]:
+    """{destination_storage: BacklogQuota, message_age: BacklogQuota}."""
+    return {kind: _named(kind, backlog_quota, quota)
+            for kind, quota in _object(body, "Backlog quota map", BACKLOG_QUOTA_TYPES).items()}
+
+
+def auto_subscription_creation(body: Any) -> dict[str, bool]:
+    """AutoSubscriptionCreationOverride {allowAutoSubscriptionCreation}."""
+    body = _object(body, "autoSubscriptionCreationOverride", ("allowAutoSubscriptionCreation",))
+    if not isinstance(body.get("allowAutoSubscriptionCreation"), bool):
+        raise InvalidPolicy("Body must be {\"allowAutoSubscriptionCreation\": true|false}")
+    return {"allowAutoSubscriptionCreation": body["allowAutoSubscriptionCreation"]}
+
+
+def auto_topic_creation(body: Any) -> dict[str, Any]:
+    """AutoTopicCreationOverride {allowAutoTopicCreation, topicType, defaultNumPartitions}."""
+    fields = ("allowAutoTopicCreation", "topicType", "defaultNumPartitions")
+    body = _object(body, "autoTopicCreationOverride", fields)
+    if not isinstance(body.get("allowAutoTopicCreation"), bool):
+        raise InvalidPolicy("Body must be {\"allowAutoTopicCreation\": true|false, ...}")
+    error = override_error(body)
+    if error is not None:
+        raise PolicyOutOfRange(f"Invalid configuration for autoTopicCreationOverride. the detail is {error}")
+    return {name: body[name] for name in fields if body.get(name) is not None}
+
+
+def inactive_topic_policies(body: Any) -> dict[str, Any]:
+    """InactiveTopicPolicies {inactiveTopicDeleteMode, maxInactiveDurationSeconds, deleteWhileInactive}."""
+    body = _object(body, "Inactive topic policies",
+                   ("inactiveTopicDeleteMode", "maxInactiveDurationSeconds", "deleteWhileInactive"))
+    mode = body.get("inactiveTopicDeleteMode", DELETE_WHEN_NO_SUBSCRIPTIONS)
+    if mode not in DELETE_MODES:
+        raise InvalidPolicy(f"inactiveTopicDeleteMode must be one of {', '.join(DELETE_MODES)}")
+    max_inactive = integer(body, "maxInactiveDurationSeconds", 0)
+    if max_inactive < 0:
+        raise PolicyOutOfRange("maxInactiveDurationSeconds must be >= 0")
+    return {"inactiveTopicDeleteMode": mode, "maxInactiveDurationSeconds": max_inactive,
+            "deleteWhileInactive": boolean(body.get("deleteWhileInactive", False))}
+
+
+def _auth_policies(body: Any) -> dict[str, Any]:
+    """AuthPolicies: role grants of the namespace, of its topics, and subscription roles."""
+    body = _object(body, "Auth policies", AUTH_MAPS)
+    for name, entries in body.items():
+        if not isinstance(entries, dict):
+            raise InvalidPolicy(f"{name} must be a JSON object")
+    return body
+
+
+def _clusters(body: Any) -> list[str]:
+    if not isinstance(body, list) or not all(isinstance(name, str) for name in body):
+        raise InvalidPolicy("must be a list of cluster names")
+    return body
+
+
+#: Policies field (Pulsar's name) -> its check, for every field this broker applies.
+NAMESPACE_POLICY_CHECKS: dict[str, Check] = {
+    RETENTION_POLICIES: retention,
+    MESSAGE_TTL: non_negative_int("message TTL"),
+    DEDUPLICATION_ENABLED: boolean,
+    AUTO_SUBSCRIPTION_CREATION: auto_subscription_creation,
+    AUTO_TOPIC_CREATION: auto_topic_creation,
+    "max_producers_per_topic": non_negative_int("maxProducersPerTopic"),
+    "max_consumers_per_topic": non_negative_int("maxConsumersPerTopic"),
+    SCHEMA_COMPATIBILITY_STRATEGY: schema_strategy,
+    ALLOW_AUTO_UPDATE_SCHEMA: boolean,
+    INACTIVE_TOPIC_POLICIES: inactive_topic_policies,
+    BACKLOG_QUOTA_MAP: _backlog_quota_map,
+    COMPACTION_THRESHOLD: non_negative_int("compaction threshold"),
+    AUTH_POLICIES: _auth_policies,
+    REPLICATION_CLUSTERS: _clusters,
+}
