@@ -4,7 +4,8 @@ before the first test.
 A first run on a new machine downloads the Java and Go clients, Pulsar's pulsar-admin, the
 ZooKeeper and BookKeeper jars and the Spark connector; that can take longer than any one test
 may. So after collection, and outside every test's timeout, each prerequisite some selected test
-needs is built here, with a line on the terminal when it starts, every half minute while it
+needs is built here (Maven's, Go's and Spark's Ivy downloads side by side, as they share no
+cache), with a line on the terminal when it starts, every half minute while it
 runs, and when it ends. A failed build prints its own error there, once; each test that needs
 it then fails with that error's first line.
 
@@ -14,7 +15,9 @@ Registered for the whole suite by the root conftest.py.
 from __future__ import annotations
 
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -25,15 +28,19 @@ from compat_tests import toolchains
 from compat_tests.toolchains import BuildError, Say
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+_TERMINAL = threading.Lock()
 
 
 @dataclass
 class Prerequisite:
-    """One build or download, wanted by the tests that use `fixture` (or carry `marker`)."""
+    """One build or download, wanted by the tests that use `fixture` (or carry `marker`); the
+    builds of one `lane` share a cache (Maven's local repository is not safe for two at once),
+    so they run one after another."""
     name: str
     build: Callable[[Say], Any]
     fixture: str = ""
     marker: str = ""
+    lane: str = "maven"
     value: Any = None
     error: str = ""
     done: bool = False
@@ -87,12 +94,12 @@ def _spark_connector(say: Say) -> str:
 
 
 PREREQUISITES = [
-    Prerequisite("Go programs", toolchains.build_go, fixture="go_binaries"),
+    Prerequisite("Go programs", toolchains.build_go, fixture="go_binaries", lane="go"),
     Prerequisite("Java scenarios", toolchains.build_java, fixture="java_command"),
     Prerequisite("Java admin scenarios", toolchains.build_admin_java, fixture="admin_java_classpath"),
     Prerequisite("pulsar-admin", toolchains.build_pulsar_admin_cli, fixture="pulsar_admin_classpath"),
     Prerequisite("ZooKeeper and BookKeeper jars", _cluster_jars, marker="cluster"),
-    Prerequisite("Spark connector", _spark_connector, fixture="spark"),
+    Prerequisite("Spark connector", _spark_connector, fixture="spark", lane="ivy"),
 ]
 
 
@@ -108,12 +115,13 @@ def terminal_say(config: pytest.Config, prefix: str = "[build]") -> Say:
     def say(message: str) -> None:
         if reporter is None:
             return
-        if capture is None:
-            reporter.write_line(f"{prefix} {message}")
-            return
-        with capture.global_and_fixture_disabled():
-            reporter.ensure_newline()
-            reporter.write_line(f"{prefix} {message}")
+        with _TERMINAL:
+            if capture is None:
+                reporter.write_line(f"{prefix} {message}")
+                return
+            with capture.global_and_fixture_disabled():
+                reporter.ensure_newline()
+                reporter.write_line(f"{prefix} {message}")
     return say
 
 
@@ -121,9 +129,17 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if session.config.option.collectonly:
         return
     say = terminal_say(session.config)
+    lanes: dict[str, list[Prerequisite]] = {}
     for wanted in PREREQUISITES:
         if any(wanted.wanted_by(item) for item in session.items):
+            lanes.setdefault(wanted.lane, []).append(wanted)
+
+    def build_lane(lane: list[Prerequisite]) -> None:
+        for wanted in lane:
             wanted.prepare(say)
+
+    with ThreadPoolExecutor(max(1, len(lanes))) as pool:
+        list(pool.map(build_lane, lanes.values()))   # re-raises what no build expected
 
 
 @pytest.fixture(scope="session")
