@@ -1,5 +1,6 @@
 """Test certificates made with `cryptography`: a CA, a server certificate for 127.0.0.1 and
-localhost, and client certificates whose CN is the role (written as PEM files)."""
+localhost, and client certificates whose CN is the role (written as PEM files). Keys are RSA:
+Apache Pulsar 3.0.7, which the suite is checked against, loads no other kind from PEM."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
 
@@ -32,10 +33,14 @@ def _write(directory: Path, stem: str, cert: x509.Certificate, key) -> Pem:
     return Pem(cert_path, key_path)
 
 
+def _new_key() -> rsa.RSAPrivateKey:
+    return rsa.generate_private_key(65537, 2048)
+
+
 class CertificateAuthority:
     def __init__(self, directory: Path, name: str = "pulsard-test-ca") -> None:
         self.directory = directory
-        self.key = ec.generate_private_key(ec.SECP256R1())
+        self.key = _new_key()
         now = datetime.datetime.now(datetime.timezone.utc)
         self.cert = (x509.CertificateBuilder().subject_name(_name(name)).issuer_name(_name(name))
                      .public_key(self.key.public_key()).serial_number(x509.random_serial_number())
@@ -46,7 +51,7 @@ class CertificateAuthority:
         self.pem = _write(directory, name, self.cert, self.key)
 
     def issue(self, cn: str, server: bool = False) -> Pem:
-        key = ec.generate_private_key(ec.SECP256R1())
+        key = _new_key()
         now = datetime.datetime.now(datetime.timezone.utc)
         builder = (x509.CertificateBuilder().subject_name(_name(cn)).issuer_name(self.cert.subject)
                    .public_key(key.public_key()).serial_number(x509.random_serial_number())

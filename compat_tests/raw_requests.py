@@ -4,6 +4,7 @@ command's answer on one connection, after CONNECT. Built on this repository's sa
 from __future__ import annotations
 
 import socket
+import ssl
 
 from protocol import pulsar_api_pb2 as pb
 from protocol.codec import FrameDecoder, encode_command
@@ -11,18 +12,54 @@ from protocol.codec import FrameDecoder, encode_command
 Cmd = pb.BaseCommand
 
 
+class RawConnection:
+    """One bare connection (TLS when given a client context); `receive()` is None once the
+    broker has closed it."""
+
+    def __init__(self, port: int, tls: ssl.SSLContext | None = None) -> None:
+        self._sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        if tls is not None:
+            self._sock = tls.wrap_socket(self._sock, server_hostname="127.0.0.1")
+        self._decoder = FrameDecoder(1024 * 1024)
+
+    def send(self, command: Cmd) -> None:
+        self._sock.sendall(encode_command(command))
+
+    def receive(self) -> Cmd | None:
+        while (frame := self._decoder.next_frame()) is None:
+            try:
+                data = self._sock.recv(65536)
+            except ConnectionResetError:
+                return None
+            if not data:
+                return None
+            self._decoder.receive_data(data)
+        return frame.command
+
+    def connect(self, connect: pb.CommandConnect) -> Cmd | None:
+        self.send(Cmd(type=Cmd.CONNECT, connect=connect))
+        return self.receive()
+
+    def close(self) -> None:
+        self._sock.close()
+
+    def __enter__(self) -> "RawConnection":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
 def replies(broker, *commands: Cmd) -> list[Cmd]:
     """The broker's answer to each command, sent in order on one bare connection after CONNECT."""
-    with socket.create_connection(("127.0.0.1", broker.broker_port), timeout=5) as sock:
-        decoder = FrameDecoder(1024 * 1024)
+    with RawConnection(broker.broker_port) as raw:
+        connected = raw.connect(pb.CommandConnect(client_version="compat", protocol_version=21))
+        assert connected is not None and connected.type == Cmd.CONNECTED
 
         def call(command: Cmd) -> Cmd:
-            sock.sendall(encode_command(command))
-            while (frame := decoder.next_frame()) is None:
-                decoder.receive_data(sock.recv(65536))
-            return frame.command
+            raw.send(command)
+            answer = raw.receive()
+            assert answer is not None, "connection closed"
+            return answer
 
-        connected = call(Cmd(type=Cmd.CONNECT, connect=pb.CommandConnect(client_version="compat",
-                                                                           protocol_version=21)))
-        assert connected.type == Cmd.CONNECTED
         return [call(command) for command in commands]

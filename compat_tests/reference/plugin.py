@@ -1,18 +1,37 @@
 """pytest plugin for runs against the reference Pulsar: healthy is not yet ready there.
 
 Pulsar standalone answers its health check before it has created the public/default namespace;
-this waits for that namespace too.  Use: ``-p compat_tests.reference.plugin``.
+this waits for that namespace too. With authentication on, the admin API will not list it to an
+anonymous caller (401/403): then a fixed grace period stands in for the check.
+Use: ``-p compat_tests.reference.plugin``.
 """
+
+import time
+import urllib.error
 
 from compat_tests import broker as _broker
 
 NAMESPACE_WAIT_S = 60
+SECURED_GRACE_S = 10
 _wait_ready = _broker.Broker.wait_ready
+
+
+def _secured(broker) -> bool:
+    try:
+        with _broker._HTTP.open(f"{broker.web_url}/admin/v2/namespaces/public", timeout=5):
+            return False
+    except urllib.error.HTTPError as exc:
+        return exc.code in (401, 403)
+    except OSError:
+        return False
 
 
 def _wait_ready_and_namespace(self, timeout=_broker.READY_TIMEOUT_S):
     waited = _wait_ready(self, timeout)
-    self.wait_for_namespace("public/default", NAMESPACE_WAIT_S)
+    if _secured(self):
+        time.sleep(SECURED_GRACE_S)
+    else:
+        self.wait_for_namespace("public/default", NAMESPACE_WAIT_S)
     return waited
 
 
