@@ -15,13 +15,15 @@ from typing import Callable
 
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
-from server.errors import AuthenticationError, server_error_of
+from server.errors import AuthenticationError
 
 from .authentication import Authentication, Identity
 
 log = logging.getLogger(__name__)
 
 REFRESH_AUTH_DATA = b"PulsarAuthRefresh"
+#: CommandError.message of every refusal of credentials (Pulsar's words).
+REFUSED = "Failed to authenticate"
 
 
 class ClientAuth:
@@ -56,14 +58,15 @@ class ClientAuth:
         self._run(self._connect(connect, connected))
 
     async def _connect(self, connect: pb.CommandConnect, connected: pb.BaseCommand) -> None:
+        """As Pulsar 3.0: a refusal is ERROR(request_id -1, AuthenticationError, "Failed to
+        authenticate") whatever the reason, which only the broker's log tells (one line, from
+        Authentication), so a client learns nothing about which users or keys exist."""
         try:
             await self.connect(connect)
         except Exception as exc:   # noqa: BLE001 - whatever went wrong, this client is not in
             if not isinstance(exc, AuthenticationError):
                 log.error("authentication of %s failed", self._remote, exc_info=exc)
-                exc = AuthenticationError("Authentication failed")
-            self._write(commands.error(-1, *server_error_of(exc)))
-            self._close()
+            self._refuse()
             return
         self._write(connected)
 
@@ -106,17 +109,25 @@ class ClientAuth:
         self._schedule()
 
     async def refresh(self, response: pb.CommandAuthResponse) -> None:
-        """AUTH_RESPONSE: the connection keeps its role with the new credentials, or closes."""
+        """AUTH_RESPONSE: the connection keeps its role with the new credentials. As Pulsar 3.0:
+        credentials refused get the same ERROR as a refused CONNECT, then the close; valid ones
+        of another role just the close."""
         try:
             identity = await self._authentication.authenticate(
                 response.response.auth_method_name, response.response.auth_data, self._peercert)
-            if self.identity is not None and identity.role != self.identity.role:
-                raise AuthenticationError(f"role changed from {self.identity.role} to {identity.role}")
-        except AuthenticationError as exc:
-            log.info("closing connection from %s: refreshed credentials refused: %s", self._remote, exc)
+        except AuthenticationError:
+            self._refuse()
+            return
+        if self.identity is not None and identity.role != self.identity.role:
+            log.info("closing connection from %s: role changed from %s to %s on refresh", self._remote,
+                     self.identity.role, identity.role)
             self._close()
             return
         self.identity, self._challenged = identity, False
+
+    def _refuse(self) -> None:
+        self._write(commands.error(-1, pb.AuthenticationError, REFUSED))
+        self._close()
 
     def stop(self) -> None:
         if self._timer is not None:
