@@ -356,3 +356,46 @@ def test_refused_refresh_answers_as_pulsar(make_broker, secret):
         assert_refused(raw, raw.receive())
     assert "Traceback" not in broker.log_tail()
 
+
+def test_unknown_method_connects_as_anonymous(make_broker, tmp_path, secret):
+    """pulsar-client-python's own test_basic_auth_method on its CI broker's setup
+    (tests/test-conf/standalone-ssl.conf; the private/auth namespace of
+    build-support/start-test-service-inside-container.sh). Lookups go over HTTP with the Basic
+    header; on the binary protocol, a method no provider serves connects as anonymousUserRole
+    (Pulsar's ServerCnx), which may not use private/auth: AuthorizationError, as on Pulsar."""
+    ca = CertificateAuthority(tmp_path)
+    server = ca.issue("server", server=True)
+    (tmp_path / ".htpasswd").write_text(f"admin:{apr1('123456')}\n")
+    broker = make_broker({"brokerServicePortTls": free_port(), "webServicePortTls": free_port(),
+                          "tlsCertificateFilePath": server.cert, "tlsKeyFilePath": server.key,
+                          "tlsTrustCertsFilePath": ca.pem.cert, "tlsAllowInsecureConnection": "false",
+                          "anonymousUserRole": "anonymous", "authenticationEnabled": "true",
+                          "authenticationProviders": f"{TLS},{TOKEN},{BASIC}",
+                          "tokenSecretKey": base64.b64encode(secret).decode(),
+                          "basicAuthConf": str(tmp_path / ".htpasswd"), "authorizationEnabled": "true",
+                          "superUserRoles": "localhost,superUser,admin"})
+    super_user = {"Authorization": "Bearer " + hs256(secret, "superUser")}
+    for path, body in (("tenants/private", {"adminRoles": [], "allowedClusters": ["standalone"]}),
+                       ("namespaces/private/auth", {"auth_policies": {"namespace_auth": {
+                           "token-principal": ["produce", "consume"]}}, "replication_clusters": ["standalone"]})):
+        done = requests.put(f"{broker.web_url}/admin/v2/{path}", json=body, headers=super_user, timeout=10)
+        assert done.status_code == 204, done.text
+
+    def basic_round_trip(topic_id: int, auth: pulsar.AuthenticationBasic) -> None:
+        client = pulsar.Client(broker.web_url, authentication=auth)
+        try:
+            topic = f"persistent://private/auth/my-python-topic-basic-auth-{topic_id}"
+            consumer = client.subscribe(topic, "my-sub", consumer_type=pulsar.ConsumerType.Shared)
+            client.create_producer(topic).send(b"hello")
+            assert consumer.receive(10000).data() == b"hello"
+        finally:
+            client.close()
+
+    basic_round_trip(2, pulsar.AuthenticationBasic("admin", "123456", "basic"))
+    with pytest.raises(pulsar.AuthorizationError):
+        basic_round_trip(3, pulsar.AuthenticationBasic("admin", "123456", "unknown"))
+    basic_round_trip(4, pulsar.AuthenticationBasic(
+        auth_params_string='{"username": "admin","password": "123456", "method": "basic"}'))
+    with pytest.raises(pulsar.AuthorizationError):
+        basic_round_trip(5, pulsar.AuthenticationBasic(
+            auth_params_string='{"username": "admin","password": "123456", "method": "unknown"}'))

@@ -19,8 +19,6 @@ from .config import SecurityConfig
 log = logging.getLogger(__name__)
 
 PROVIDER_PACKAGE = "org.apache.pulsar.broker.authentication."
-#: Method names of a client without credentials (the C++ and Java clients send "none").
-NO_CREDENTIALS = ("", "none")
 #: Pulsar's provider class names -> module and class here. A provider's module (PyJWT and
 #: cryptography for tokens, bcrypt for basic) is imported only when it is configured.
 KNOWN_PROVIDERS = {
@@ -70,14 +68,18 @@ class Authentication:
         self.audit = audit or SecurityAudit()
 
     async def authenticate(self, method: str, data: bytes, peercert: dict | None) -> Identity:
-        """The identity behind credentials; AuthenticationError (logged, counted) otherwise."""
+        """The identity behind credentials; AuthenticationError (logged, counted) otherwise.
+
+        As Pulsar's ServerCnx: a method no provider is configured for ("none" from a client
+        without credentials, or any other name) gets anonymousUserRole when it is set, its
+        credentials unread; authorization then decides what that role may do."""
         provider = self.providers.get(method)
         try:
             if provider is None:
-                if method in NO_CREDENTIALS and self.anonymous_role:
+                if self.anonymous_role:
                     return Identity(self.anonymous_role)
                 raise AuthenticationError(f"No authentication provider for method {method or '(none)'!r}"
-                                          f" (configured: {', '.join(self.providers)})")
+                                          f" (configured: {', '.join(self.providers)}) and no anonymousUserRole")
             identity = await provider.authenticate(data, peercert)
         except AuthenticationError as exc:
             self.audit.authenticated(method, False)

@@ -74,6 +74,8 @@ def test_configuration_errors():
                                               token_secret_key=base64.b64encode(KEY).decode(),
                                               anonymous_user_role="guest"))
     assert run(anonymous.authenticate_http(None, None)).role == "guest"
+    # As Pulsar: any method without a provider, not only "none", is the anonymous role
+    assert run(anonymous.authenticate("unknown", b"admin:123456", None)).role == "guest"
 
 
 def test_admin_client_credentials_in_pulsar_formats():
