@@ -373,8 +373,12 @@ def test_unknown_method_connects_as_anonymous(make_broker, tmp_path, secret):
                           "authenticationProviders": f"{TLS},{TOKEN},{BASIC}",
                           "tokenSecretKey": base64.b64encode(secret).decode(),
                           "basicAuthConf": str(tmp_path / ".htpasswd"), "authorizationEnabled": "true",
-                          "superUserRoles": "localhost,superUser,admin"})
+                          "superUserRoles": "localhost,superUser,admin",
+                          # as there: else Pulsar's own reader of topic policies is anonymous, refused
+                          "topicLevelPoliciesEnabled": "false"})
     super_user = {"Authorization": "Bearer " + hs256(secret, "superUser")}
+    requests.put(f"{broker.web_url}/admin/v2/clusters/standalone", headers=super_user, timeout=10,
+                 json={"serviceUrl": broker.web_url, "brokerServiceUrl": broker.service_url})   # if missing
     for path, body in (("tenants/private", {"adminRoles": [], "allowedClusters": ["standalone"]}),
                        ("namespaces/private/auth", {"auth_policies": {"namespace_auth": {
                            "token-principal": ["produce", "consume"]}}, "replication_clusters": ["standalone"]})):
