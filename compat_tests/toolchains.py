@@ -31,9 +31,13 @@ GO_CROSS_CLIENT = GO_DIR / "bin" / "crossclient"
 BUILD_TIMEOUT_S = 1800     # one build, downloads included, on a slow first run
 PROGRESS_EVERY_S = 30
 OUTPUT_TAIL_LINES = 80
-#: Maven's copy-dependencies goal, pinned (the default plugin of Maven 3.8 is older).
-COPY_DEPENDENCIES = ["org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies",
-                     "-DoutputDirectory=target/lib", "-DincludeScope=runtime"]
+
+
+def copy_dependencies(output_dir: str) -> list[str]:
+    """Maven's copy-dependencies goal (pinned: Maven 3.8's default plugin is older) into output_dir."""
+    return ["org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies",
+            f"-DoutputDirectory={output_dir}", "-DincludeScope=runtime"]
+
 
 Say = Callable[[str], None]
 
@@ -93,7 +97,7 @@ def build_java(say: Say) -> list[str]:
 def _build_java_with_lib(project: Path, say: Say) -> str:
     """Compile a Maven project and copy its runtime jars to target/lib; return its classpath."""
     require_tools("java", "mvn")
-    run_build(["mvn", "-B", "compile", *COPY_DEPENDENCIES], project,
+    run_build(["mvn", "-B", "compile", *copy_dependencies("target/lib")], project,
               f"Maven build of compat_tests/{project.name}", say)
     return f"{project / 'target' / 'classes'}:{project / 'target' / 'lib'}/*"
 
