@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from compat_tests.broker import REPO_ROOT
 
@@ -14,7 +15,7 @@ import pulsar
 import pytest
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def pulsar_broker_settings():
     return {"maxMessageSize": 1048576}
 
@@ -39,17 +40,80 @@ def test_session_broker_is_shared(pulsar_broker_session, request):
     assert health == b"ok"
 '''
 
+# The session's settings in a conftest.py, a plain per-test override in one module: each broker
+# must run with the settings meant for it (the override once made pulsar_broker_session a ScopeMismatch).
+SETTINGS_CONFTEST = '''
+import json
+import urllib.request
 
-def test_application_tests_get_real_brokers_from_the_plugin(tmp_path):
-    (tmp_path / "test_app.py").write_text(EXAMPLE)
+import pytest
+
+
+@pytest.fixture(scope="session")
+def pulsar_broker_session_settings():
+    return {"maxMessageSize": 1048576}
+
+
+def max_message_size(broker):
+    url = broker.web_url + "/admin/v2/brokers/configuration/runtime"
+    return json.loads(urllib.request.urlopen(url).read())["maxMessageSize"]
+'''
+
+SETTINGS_DEFAULT = '''
+from conftest import max_message_size
+
+
+def test_the_session_settings_configure_the_test_broker(pulsar_broker):
+    assert max_message_size(pulsar_broker) == "1048576"
+
+
+def test_the_session_settings_configure_the_session_broker(pulsar_broker_session):
+    assert max_message_size(pulsar_broker_session) == "1048576"
+'''
+
+SETTINGS_OVERRIDE = '''
+import pytest
+
+from conftest import max_message_size
+
+
+@pytest.fixture
+def pulsar_broker_settings():
+    return {"maxMessageSize": 2097152}
+
+
+def test_the_override_configures_the_test_broker(pulsar_broker):
+    assert max_message_size(pulsar_broker) == "2097152"
+
+
+def test_the_session_broker_keeps_the_session_settings(pulsar_broker_session):
+    assert max_message_size(pulsar_broker_session) == "1048576"
+'''
+
+
+def run_application_tests(folder: Path, files: dict[str, str]) -> subprocess.CompletedProcess:
+    """pytest on `files` (name -> source) written into `folder`, with the plugin, its temp dirs in folder/inner."""
+    for name, source in files.items():
+        (folder / name).write_text(source)
     # Autoload off so the plugin is loaded once, by -p, whether or not the entry point is installed.
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "NO_PROXY": "127.0.0.1",
            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "server.testing.pytest_plugin",
-                          "-p", "no:cacheprovider", "--basetemp", str(tmp_path / "inner"), "test_app.py"],
-                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "server.testing.pytest_plugin",
+                           "-p", "no:cacheprovider", "--basetemp", str(folder / "inner"), *files],
+                          cwd=folder, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_application_tests_get_real_brokers_from_the_plugin(tmp_path):
+    run = run_application_tests(tmp_path, {"test_app.py": EXAMPLE})
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     assert "3 passed" in run.stdout
     assert sorted(p.name for p in (tmp_path / "inner").glob("pulsard*[0-9]")) == [
         "pulsard-session0", "pulsard0", "pulsard1"]                     # two per-test brokers, one session
     assert [path for path in (tmp_path / "inner").rglob("data") if path.is_dir()] == []  # data removed
+
+
+def test_settings_overrides_reach_the_broker_of_each_scope(tmp_path):
+    run = run_application_tests(tmp_path, {"conftest.py": SETTINGS_CONFTEST, "test_default.py": SETTINGS_DEFAULT,
+                                           "test_override.py": SETTINGS_OVERRIDE})
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert "4 passed" in run.stdout

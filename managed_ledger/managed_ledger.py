@@ -27,6 +27,7 @@ from typing import Callable, Mapping
 
 from bookkeeper.errors import BookKeeperError, NoSuchLedgerError
 from bookkeeper.interfaces import LedgerClient, WriteHandle
+from logs.repeats import RepeatLimitedLog
 
 from .adds import AddCallback, InFlightAdds, QueuedAdd, settle
 from .coalesced_task import CoalescedTask
@@ -47,6 +48,7 @@ from .retention import RetentionPolicy, ledgers_beyond_retention
 from .rollover import RolloverRule
 
 logger = logging.getLogger(__name__)
+_repeats = RepeatLimitedLog(logger)   # without bookies every add fails: one line per interval
 
 
 class ManagedLedgerState(enum.Enum):
@@ -107,7 +109,10 @@ class ManagedLedgerImpl:
                    bookkeeper: LedgerClient, cache: EntryCache,
                    on_closed: Callable[[ManagedLedgerImpl], None]) -> ManagedLedgerImpl:
         ledger = cls(name, config, store, bookkeeper, cache, on_closed)
-        await ledger._initialize()
+        try:
+            await ledger._initialize()
+        except BookKeeperError as exc:   # e.g. too few bookies for a new ledger: this layer's error
+            raise ManagedLedgerStorageError(f"open failed: {exc}") from exc
         return ledger
 
     # ---- properties ----------------------------------------------------------------------
@@ -291,7 +296,7 @@ class ManagedLedgerImpl:
     def _on_write_failed(self, count: int, on_done: AddCallback, error: BaseException) -> None:
         """The ledger lost a run: the next add rolls over to a new ledger. Adds queued for
         that new ledger fail too, so none of them lands ahead of the failed ones."""
-        logger.error("managed ledger %s: add failed: %s", self.name, error)
+        _repeats.error(str(error), "managed ledger %s: add failed: %s", self.name, error)
         self._add_completed(count, on_done, None, ManagedLedgerStorageError(f"add failed: {error}"))
         if self._state is ManagedLedgerState.WRITING:
             self._state = ManagedLedgerState.LEDGER_NEEDED
@@ -341,7 +346,7 @@ class ManagedLedgerImpl:
         self._trimming.request()
 
     def _rollover_failed(self, error: BaseException) -> None:
-        logger.error("managed ledger %s: rollover failed: %s", self.name, error)
+        _repeats.error(str(error), "managed ledger %s: rollover failed: %s", self.name, error)
         self._state = ManagedLedgerState.LEDGER_NEEDED
         self._fail_queued(ManagedLedgerStorageError(f"no ledger to write to: {error}"))
 

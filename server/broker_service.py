@@ -10,14 +10,15 @@ import logging
 from typing import Protocol
 from urllib.parse import quote, unquote
 
-from managed_ledger.errors import MetadataBadVersionError
+from logs.repeats import RepeatLimitedLog
+from managed_ledger.errors import ManagedLedgerStorageError, MetadataBadVersionError
 from managed_ledger.interfaces import ManagedLedgerFactory
 
 from .config import BrokerConfig
 from .connection.advertised_listeners import AdvertisedListeners
 from .connection.lookup import Lookup, TopicLookup
 from .connection.publish_buffer import PublishBuffer
-from .errors import MetadataError, NamespaceNotFound, NotAllowed, TopicNotFound
+from .errors import MetadataError, NamespaceNotFound, NotAllowed, PersistenceError, TopicNotFound
 from .policies.auto_topic_creation import AutoTopicCreation, auto_topic_creation
 from .policies.backlog_quota import BacklogQuotas
 from .policies.compaction_monitor import CompactionMonitor
@@ -34,6 +35,7 @@ from .topics.topic import Topic, delete_topic_state
 from .topics.topic_name import TopicName
 
 log = logging.getLogger(__name__)
+_repeats = RepeatLimitedLog(log)   # clients retry a topic that cannot load: one line per interval
 
 PARTITIONED_TOPICS = "/admin/partitioned-topics"
 #: Pulsar creates this partitioned topic only for a running transaction coordinator; clients read
@@ -156,7 +158,11 @@ class BrokerService:
         if not name.persistent:
             log.info("created non-persistent topic %s", name)
             return NonPersistentTopic(self, name)
-        ledger = await self.storage.open_ledger(str(name))
+        try:
+            ledger = await self.storage.open_ledger(str(name))
+        except ManagedLedgerStorageError as exc:   # as Pulsar: the client gets a PersistenceError
+            _repeats.warning(str(exc), "loading topic %s failed: %s", name, exc)
+            raise PersistenceError(f"Failed to load topic {name}: {exc}") from exc
         try:
             topic = await Topic.load(self, name, ledger)
             await apply_retention(topic)

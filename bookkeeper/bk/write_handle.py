@@ -21,6 +21,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from bookkeeper.interfaces import AddCallback
+from logs.repeats import RepeatLimitedLog
 
 from ..bookie import future_callback
 from ..errors import (BookieRequestError, BookieUnavailableError, BookKeeperError,
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from .client import BookKeeperClient
 
 logger = logging.getLogger(__name__)
+_repeats = RepeatLimitedLog(logger)   # a lost bookie fails every ledger on it: one line per interval
 
 
 class _PendingAdd:
@@ -218,7 +220,7 @@ class LedgerWriteHandle:
     def _fail(self, error: BaseException) -> None:
         if self._error is None:
             self._error = error
-            logger.warning("ledger %d: %s", self._ledger_id, error)
+            _repeats.warning(str(error), "ledger %d: %s", self._ledger_id, error)
         pending, self._pending = self._pending, collections.deque()
         for op in pending:
             on_done, op.on_done = op.on_done, None
@@ -231,7 +233,7 @@ class LedgerWriteHandle:
     def _on_failure(self, bookie: str, op: _PendingAdd, error: BaseException) -> None:
         if op.on_done is None or bookie not in op.sent or self._error is not None:
             return
-        logger.warning("ledger %d: bookie %s failed: %s", self._ledger_id, bookie, error)
+        _repeats.warning((bookie, type(error)), "ledger %d: bookie %s failed: %s", self._ledger_id, bookie, error)
         self._client.placement.quarantine(bookie)
         if bookie not in self._metadata.last_ensemble:
             return

@@ -15,6 +15,7 @@ import logging
 from functools import partial
 from typing import TYPE_CHECKING, Awaitable, Callable
 
+from logs.repeats import RepeatLimitedLog
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
 from protocol.codec import Frame, FrameDecoder, ProtocolError, Send, encode_command
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from server.topics.subscriptions.consumer import Consumer
 
 log = logging.getLogger(__name__)
+_repeats = RepeatLimitedLog(log)   # a failing request retried by clients: one traceback per interval
 
 Cmd = pb.BaseCommand
 SERVER_VERSION = "pulsard-0.1.0"
@@ -245,7 +247,7 @@ class Connection(asyncio.Protocol):
                 answered()
             return
         if not isinstance(exc, BrokerError):
-            log.error("request %d from %s failed", request_id, self.remote, exc_info=exc)
+            _repeats.error(repr(exc), "request %d from %s failed", request_id, self.remote, exc_info=exc)
         code, message = server_error_of(exc)
         self.write(on_error(request_id, code, message))
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Callable
 
+from logs.repeats import RepeatLimitedLog
 from managed_ledger.errors import ManagedLedgerTerminatedError
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from .topic_base import TopicBase
 
 log = logging.getLogger(__name__)
+_repeats = RepeatLimitedLog(log)   # a failing ledger fails every SEND: one line per interval
 
 #: The message id Pulsar receipts a duplicate with: it was not stored again.
 DUPLICATE_ID = (-1, -1)
@@ -121,7 +123,7 @@ class Producer:
             self.connection.write(commands.send_error(
                 self.producer_id, sequence_id, pb.TopicTerminatedError, "Topic was already terminated"))
             return
-        log.warning("append to %s failed: %r", self.topic.name, error)
+        _repeats.warning(repr(error), "append to %s failed: %r", self.topic.name, error)
         self._persistence_failed = True
         self.connection.write(
             commands.send_error(self.producer_id, sequence_id, pb.PersistenceError, f"Failed to persist: {error!r}")
