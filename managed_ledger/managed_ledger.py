@@ -27,7 +27,7 @@ from typing import Callable, Mapping
 
 from bookkeeper.errors import BookKeeperError, NoSuchLedgerError
 from bookkeeper.interfaces import LedgerClient, WriteHandle
-from logs.repeats import RepeatLimitedLog
+from log_limits.repeats import RepeatLimitedLog
 
 from .adds import AddCallback, InFlightAdds, QueuedAdd, settle
 from .coalesced_task import CoalescedTask

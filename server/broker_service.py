@@ -10,7 +10,7 @@ import logging
 from typing import Protocol
 from urllib.parse import quote, unquote
 
-from logs.repeats import RepeatLimitedLog
+from log_limits.repeats import RepeatLimitedLog
 from managed_ledger.errors import ManagedLedgerStorageError, MetadataBadVersionError
 from managed_ledger.interfaces import ManagedLedgerFactory
 

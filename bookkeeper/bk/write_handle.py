@@ -21,7 +21,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from bookkeeper.interfaces import AddCallback
-from logs.repeats import RepeatLimitedLog
+from log_limits.repeats import RepeatLimitedLog
 
 from ..bookie import future_callback
 from ..errors import (BookieRequestError, BookieUnavailableError, BookKeeperError,

@@ -15,7 +15,7 @@ import logging
 from functools import partial
 from typing import TYPE_CHECKING, Awaitable, Callable
 
-from logs.repeats import RepeatLimitedLog
+from log_limits.repeats import RepeatLimitedLog
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
 from protocol.codec import Frame, FrameDecoder, ProtocolError, Send, encode_command

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Callable
 
-from logs.repeats import RepeatLimitedLog
+from log_limits.repeats import RepeatLimitedLog
 from managed_ledger.errors import ManagedLedgerTerminatedError
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb

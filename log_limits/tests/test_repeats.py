@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from logs import repeats
-from logs.repeats import RepeatLimitedLog
+from log_limits import repeats
+from log_limits.repeats import RepeatLimitedLog
 
 
 class Clock:
