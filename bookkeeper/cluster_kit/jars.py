@@ -92,7 +92,7 @@ def ensure_jars(progress: Progress | None = None) -> Path:
                 downloaded += 1
                 if downloaded % 20 == 1:
                     say(f"maven: {downloaded} files downloaded so far ({_artifact(line)})")
-            elif line.startswith("[INFO] Copying") or "BUILD" in line or "ERROR" in line:
+            elif "BUILD" in line or "ERROR" in line:
                 say(f"maven: {line.removeprefix('[INFO] ')}")
         if process.wait() != 0:
             raise ToolchainError("mvn package failed:\n" + "\n".join(tail))
