@@ -78,7 +78,7 @@ def test_client_conf_gives_url_and_credentials_and_flags_win(token_broker, secre
     wrong_key = token_for(b"not the broker's key" * 2)
     refused = pulsard("client", "--auth-params", f"token:{wrong_key}", "produce", topic, "-m", "x", env=env,
                       timeout=REFUSED_TIMEOUT_S)
-    assert_one_line_failure(refused, "pulsard client: ")
+    assert_one_line_failure(refused, "pulsard client: ", "its log says why")
 
 
 def test_perf_with_pulsar_perf_flags_after_the_command(token_broker, secret, tmp_path):
@@ -90,7 +90,7 @@ def test_perf_with_pulsar_perf_flags_after_the_command(token_broker, secret, tmp
     assert "produce total: 50 messages" in produced.stdout
     refused = pulsard("perf", "produce", topic, "-u", token_broker.service_url, "-n", "1",
                       timeout=REFUSED_TIMEOUT_S)
-    assert_one_line_failure(refused, "pulsard perf: ")
+    assert_one_line_failure(refused, "pulsard perf: ", "its log says why")
 
 
 def test_an_unusable_plugin_or_parameters_is_a_one_line_error():

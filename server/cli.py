@@ -24,6 +24,10 @@ from .policies.namespace_policies_cli import namespace_policies_command
 from .standalone import run_standalone
 
 SERVER_COMMANDS = ("standalone", "broker", "namespace-policies")
+#: The Python client reports credentials the broker refused as a timeout (against Apache Pulsar
+#: too): the one line says where the reason is.
+TIMEOUT_HINT = ("no answer within the client's operation timeout; a broker that refuses the "
+                "credentials is reported so too, and its log says why")
 #: The tools' modules and parsers (admin's has hundreds of sub-parsers; tokens loads PyJWT and
 #: cryptography) are loaded only for their own command: a broker starts without them.
 TOOL_PARSERS = {
@@ -108,6 +112,8 @@ def main(argv: list[str] | None = None) -> None:
         import pulsar   # only these two commands load the client library
         try:
             sys.exit(args.run(args))
+        except pulsar.Timeout as exc:
+            sys.exit(f"pulsard {args.command}: {exc} ({TIMEOUT_HINT})")
         except (OSError, ValueError, pulsar.PulsarException) as exc:
             sys.exit(f"pulsard {args.command}: {exc}")
     if args.command == "tokens":
