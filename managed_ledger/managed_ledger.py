@@ -592,8 +592,8 @@ class ManagedLedgerImpl:
         self._state = ManagedLedgerState.CLOSED
         try:
             await self._persist_metadata()
-        except ManagedLedgerStorageError:
-            logger.exception("managed ledger %s: final metadata write failed", self.name)
+        except ManagedLedgerStorageError as exc:   # another broker took it over, or the store is gone
+            logger.warning("managed ledger %s: final metadata write failed: %s", self.name, exc)
 
 
 def _now_ms() -> int:

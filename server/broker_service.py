@@ -149,8 +149,7 @@ class BrokerService:
         unloading = self._unloading.get(str(name))
         if unloading is not None:
             await asyncio.wait([unloading])
-        if self.served is not None:
-            self.served.check_serves(name)
+        self._check_served(name)
         may_create = creation is not Creation.NEVER and (   # the namespace must exist
             (await self.auto_topic_creation(name)).allowed or creation is Creation.EXPLICIT)
         if not may_create and not await self._exists(name):
@@ -166,11 +165,16 @@ class BrokerService:
         try:
             topic = await Topic.load(self, name, ledger)
             await apply_retention(topic)
+            self._check_served(name)   # its bundle may have been released, or the session lost, meanwhile
         except BaseException:
             await ledger.close()
             raise
         log.info("loaded topic %s", name)
         return topic
+
+    def _check_served(self, name: TopicName) -> None:
+        if self.served is not None:
+            self.served.check_serves(name)
 
     async def _exists(self, name: TopicName) -> bool:
         """A stored ledger, a partition of a partitioned topic, or a live non-persistent topic."""

@@ -236,13 +236,19 @@ class Topic(TopicBase):
         return self.ledger.first_position() if newest is None else self.ledger.next_position(newest)
 
     async def close(self) -> None:
+        """Every part, whatever the others do: after a lost ZooKeeper session the snapshot and
+        cursor writes fail, yet the managed ledger must still close (and leave the factory's
+        cache), or a later load here would reuse it, stale. One line per failed part."""
         self.access.close_all()
         for subscription in self.subscriptions.values():
             subscription.close()
-        if self.deduplication is not None:
-            await self.deduplication.close()
-        await self.compaction.close()
-        await self.ledger.close()
+        parts = [("deduplication snapshot", self.deduplication.close) if self.deduplication else None,
+                 ("compaction", self.compaction.close), ("managed ledger", self.ledger.close)]
+        for part, close in filter(None, parts):
+            try:
+                await close()
+            except Exception as exc:  # noqa: BLE001 - the next part closes all the same
+                log.warning("closing topic %s: its %s failed: %s", self.name, part, exc)
 
 
 def _state_path(name: TopicName, item: str) -> str:
