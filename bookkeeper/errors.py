@@ -47,6 +47,11 @@ class MetadataNotFoundError(MetadataStoreError):
     """The node does not exist."""
 
 
+class MetadataSessionLostError(MetadataStoreError):
+    """The store's session expired or its connection is down: an expected condition for a
+    while (the caller retries later), not a bug worth a traceback."""
+
+
 class BookieUnavailableError(BookKeeperError):
     """A remote bookie could not be reached, dropped the connection or did not answer in time."""
 

@@ -31,12 +31,13 @@ import logging
 from typing import Any, Callable
 
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import (BadVersionError, KazooException, NoNodeError, NodeExistsError,
-                              NotEmptyError)
+from kazoo.exceptions import (BadVersionError, ConnectionLoss, KazooException, NoNodeError,
+                              NodeExistsError, NotEmptyError, SessionExpiredError)
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from .config import ZK_URL_PREFIX
-from .errors import MetadataBadVersionError, MetadataNotFoundError, MetadataStoreError
+from .errors import (MetadataBadVersionError, MetadataNotFoundError, MetadataSessionLostError,
+                     MetadataStoreError)
 from .metadata_store import _check_path
 
 logger = logging.getLogger(__name__)
@@ -313,6 +314,8 @@ def _translate(exc: BaseException, path: str) -> BaseException:
         return MetadataBadVersionError(f"{path}: {type(exc).__name__}")
     if isinstance(exc, NotEmptyError):
         return _NotEmpty(path)
+    if isinstance(exc, (SessionExpiredError, ConnectionLoss)):
+        return MetadataSessionLostError(f"ZooKeeper {type(exc).__name__} on {path}")
     if isinstance(exc, MetadataStoreError):
         return exc
     return MetadataStoreError(f"ZooKeeper {type(exc).__name__} on {path}: {exc}")

@@ -7,12 +7,13 @@ layer can handle them without importing bookkeeper/.
 
 from __future__ import annotations
 
-from bookkeeper.errors import MetadataBadVersionError, MetadataNotFoundError, MetadataStoreError
+from bookkeeper.errors import (MetadataBadVersionError, MetadataNotFoundError,
+                               MetadataSessionLostError, MetadataStoreError)
 
 __all__ = [
     "ManagedLedgerError", "ManagedLedgerClosedError", "ManagedLedgerStorageError",
     "ManagedLedgerTerminatedError", "CursorClosedError", "DataDirError", "DataDirInUseError", "ConcurrentReadError",
-    "MetadataStoreError", "MetadataBadVersionError", "MetadataNotFoundError",
+    "MetadataStoreError", "MetadataBadVersionError", "MetadataNotFoundError", "MetadataSessionLostError",
 ]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from managed_ledger.errors import MetadataSessionLostError
 from protocol import pulsar_api_pb2 as pb
 
 
@@ -100,4 +101,6 @@ def server_error_of(exc: BaseException) -> tuple[int, str]:
     """(ServerError code, message) for any exception that escapes a handler."""
     if isinstance(exc, BrokerError):
         return exc.code, str(exc) or type(exc).__name__
+    if isinstance(exc, MetadataSessionLostError):   # between ZooKeeper sessions: the client retries
+        return pb.ServiceNotReady, str(exc)
     return pb.UnknownError, f"{type(exc).__name__}: {exc}"

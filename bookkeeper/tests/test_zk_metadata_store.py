@@ -8,9 +8,10 @@ import uuid
 
 import pytest
 from kazoo.client import KazooClient
+from kazoo.exceptions import ConnectionLoss, NoNodeError, SessionExpiredError
 
-from bookkeeper.errors import MetadataBadVersionError, MetadataStoreError
-from bookkeeper.zk_metadata_store import SessionEvent, ZkMetadataStore, parse_zk_url
+from bookkeeper.errors import MetadataBadVersionError, MetadataSessionLostError, MetadataStoreError
+from bookkeeper.zk_metadata_store import SessionEvent, ZkMetadataStore, _translate, parse_zk_url
 
 
 def test_parse_url() -> None:
@@ -114,3 +115,10 @@ async def test_many_concurrent_operations_do_not_block_the_loop(cluster) -> None
         assert ticks > 5
     finally:
         await store.close()
+
+
+def test_a_lost_session_is_an_error_of_its_own() -> None:
+    """Expected while a broker is between sessions: callers log it in one line, no traceback."""
+    for lost in (SessionExpiredError(), ConnectionLoss()):
+        assert isinstance(_translate(lost, "/x"), MetadataSessionLostError)
+    assert not isinstance(_translate(NoNodeError(), "/x"), MetadataSessionLostError)

@@ -11,7 +11,7 @@ import json
 import logging
 from typing import Any, Awaitable, Callable
 
-from managed_ledger.errors import MetadataBadVersionError
+from managed_ledger.errors import MetadataBadVersionError, MetadataSessionLostError
 from server import web
 from server.errors import (BrokerError, ConsumerBusy, IncompatibleSchema, InvalidTopicName, NotAllowed,
                            SubscriptionNotFound, TopicNotFound)
@@ -20,7 +20,7 @@ from server.policies.policy_values import InvalidPolicy, PolicyOutOfRange
 log = logging.getLogger(__name__)
 
 BAD_REQUEST, NOT_FOUND, METHOD_NOT_ALLOWED, NOT_ACCEPTABLE = 400, 404, 405, 406
-CONFLICT, PRECONDITION_FAILED = 409, 412
+CONFLICT, PRECONDITION_FAILED, SERVICE_UNAVAILABLE = 409, 412, 503
 
 _BROKER_STATUS: list[tuple[type[BaseException], int]] = [
     (InvalidTopicName, PRECONDITION_FAILED),
@@ -30,6 +30,7 @@ _BROKER_STATUS: list[tuple[type[BaseException], int]] = [
     (IncompatibleSchema, CONFLICT),
     (NotAllowed, PRECONDITION_FAILED),
     (MetadataBadVersionError, CONFLICT),
+    (MetadataSessionLostError, SERVICE_UNAVAILABLE),   # between ZooKeeper sessions: retry
     (PolicyOutOfRange, PRECONDITION_FAILED),
     (InvalidPolicy, BAD_REQUEST),
 ]

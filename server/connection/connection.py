@@ -16,6 +16,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Awaitable, Callable
 
 from log_limits.repeats import RepeatLimitedLog
+from managed_ledger.errors import MetadataSessionLostError
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
 from protocol.codec import Frame, FrameDecoder, ProtocolError, Send, encode_command
@@ -246,7 +247,7 @@ class Connection(asyncio.Protocol):
             if answered is not None:
                 answered()
             return
-        if not isinstance(exc, BrokerError):
+        if not isinstance(exc, (BrokerError, MetadataSessionLostError)):   # unexpected: its traceback
             _repeats.error(repr(exc), "request %d from %s failed", request_id, self.remote, exc_info=exc)
         code, message = server_error_of(exc)
         self.write(on_error(request_id, code, message))
