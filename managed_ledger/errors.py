@@ -10,7 +10,7 @@ from __future__ import annotations
 from bookkeeper.errors import MetadataBadVersionError, MetadataNotFoundError, MetadataStoreError
 
 __all__ = [
-    "ManagedLedgerError", "ManagedLedgerClosedError", "ManagedLedgerStorageError",
+    "ManagedLedgerError", "ManagedLedgerClosedError", "ManagedLedgerStorageError", "NonRecoverableEntryError",
     "ManagedLedgerTerminatedError", "CursorClosedError", "DataDirError", "DataDirInUseError", "ConcurrentReadError",
     "MetadataStoreError", "MetadataBadVersionError", "MetadataNotFoundError",
 ]
@@ -38,6 +38,11 @@ class DataDirInUseError(DataDirError):
 
 class ManagedLedgerStorageError(ManagedLedgerError):
     """The storage below failed an add, a read or a metadata update."""
+
+
+class NonRecoverableEntryError(ManagedLedgerStorageError):
+    """An entry no copy of which could be read (Pulsar's NonRecoverableLedgerException): a
+    cursor skips it only with autoSkipNonRecoverableData, else its reads fail there."""
 
 
 class CursorClosedError(ManagedLedgerError):
