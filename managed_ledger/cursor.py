@@ -210,7 +210,7 @@ class ManagedCursorImpl:
                 run = await self._ledger.read_ledger_range(ledger_id, first, last)
             except NonRecoverableEntryError as exc:
                 # deliver what came before it; the next read starts at it
-                position = Position(ledger_id, first) if entries else self._skip_lost(Position(ledger_id, first), exc)
+                position = Position(ledger_id, first) if entries else self.skip_lost(Position(ledger_id, first), exc)
                 break
             except ManagedLedgerStorageError:
                 if ledgers.get(ledger_id) is not None:
@@ -224,9 +224,9 @@ class ManagedCursorImpl:
             self._read_position = position
         return entries
 
-    def _skip_lost(self, position: Position, error: NonRecoverableEntryError) -> Position:
-        """With autoSkipNonRecoverableData, acknowledge the lost entry and read on after it;
-        without, fail the read (the dispatcher retries it)."""
+    def skip_lost(self, position: Position, error: NonRecoverableEntryError) -> Position:
+        """With autoSkipNonRecoverableData, acknowledge the lost entry: the position to read
+        on from; without, raise error (the read fails there, and the dispatcher retries it)."""
         if not self._ledger.config.auto_skip_non_recoverable_data:
             raise error
         self.skipped_lost_entries += 1

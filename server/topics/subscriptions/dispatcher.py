@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
 from log_limits.repeats import RepeatLimitedLog
-from managed_ledger.errors import ManagedLedgerStorageError
+from managed_ledger.errors import ManagedLedgerStorageError, NonRecoverableEntryError
 from managed_ledger.position import Entry, Position
 from protocol import pulsar_api_pb2 as pb
 from protocol.entry import read_metadata
@@ -204,7 +204,11 @@ class Dispatcher(ABC):
         for position in positions:
             if self.cursor.is_deleted(position):
                 continue
-            entry = await self.subscription.topic.ledger.read_entry(position)
+            try:
+                entry = await self.subscription.topic.ledger.read_entry(position)
+            except NonRecoverableEntryError as exc:
+                self.cursor.skip_lost(position, exc)   # raises unless autoSkipNonRecoverableData
+                continue
             if entry is not None:
                 entries.append(entry)
         return entries
