@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Awaitable, Callable
 
-from bookkeeper.errors import BookKeeperError, EntryUnreadableError, NoSuchEntryError
+from bookkeeper.errors import BookKeeperError, EntryUnreadableError
 from bookkeeper.interfaces import LedgerClient, ReadHandle
 
 from .entry_cache import EntryCache
@@ -47,7 +47,7 @@ class EntryReader:
             try:
                 handle = await self._handle(ledger_id)
                 stored = await handle.read_entries(entry_id, last)
-            except (EntryUnreadableError, NoSuchEntryError) as exc:
+            except EntryUnreadableError as exc:
                 if entries:
                     return self._counted(entries)
                 raise NonRecoverableEntryError(str(exc)) from exc

@@ -76,8 +76,7 @@ async def read_entry(client: BookKeeperClient, metadata: LedgerMetadata, ledger_
     finally:
         for task in running:
             task.cancel()
-    if all(isinstance(e, NoSuchEntryError) for e in errors):
-        raise NoSuchEntryError(f"ledger {ledger_id}: entry {entry_id} on none of {order}")
+    # callers ask for confirmed entries only: one that no replica gives (down or missing) is lost
     raise EntryUnreadableError(f"ledger {ledger_id} entry {entry_id}: every replica failed: "
                                f"{'; '.join(map(str, errors))}")
 
