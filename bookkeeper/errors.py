@@ -56,6 +56,11 @@ class BookieUnavailableError(BookKeeperError):
     """A remote bookie could not be reached, dropped the connection or did not answer in time."""
 
 
+class EntryUnreadableError(BookKeeperError):
+    """No bookie of the entry's write set gave it: it stays unreadable until one of them is
+    back (or the entry is re-replicated); the entries around it may well be readable."""
+
+
 class NotEnoughBookiesError(BookKeeperError):
     """Too few writable bookies for the ensemble (or its repair after a failure)."""
 

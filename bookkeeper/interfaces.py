@@ -34,7 +34,8 @@ class ReadHandle(Protocol):
         """True once the ledger is sealed (its last entry is final)."""
 
     async def read_entries(self, first: int, last: int) -> list[bytes]:
-        """Entries first..last inclusive, within 0..last_add_confirmed."""
+        """Entries first..last inclusive, within 0..last_add_confirmed; or only those before
+        the first entry that cannot be read (that entry's error when it is first)."""
 
 
 class WriteHandle(ReadHandle, Protocol):

@@ -9,8 +9,12 @@ import uuid
 from pathlib import Path
 
 import requests
+from kazoo.client import KazooClient
+
+from bookkeeper.bk.ledger_metadata import LedgerMetadata, ledger_path
 
 from compat_tests.broker import HOST, Broker
+from server.topics.topic_name import TopicName
 
 
 def cluster_config(cluster, chroot: str, **extra: object) -> dict[str, object]:
@@ -59,3 +63,20 @@ def http(method: str, url: str, body: object = None, follow: bool = True) -> tup
         return response.status_code, response.json() if response.content else None
     except ValueError:
         return response.status_code, response.text
+
+
+def ledger_ensemble(cluster, broker, topic: str) -> list[str]:
+    """The bookies of the ledger the topic writes now (its last ensemble, from the ledger's
+    BookKeeper metadata in ZooKeeper), in ensemble order."""
+    name = TopicName.parse(topic)
+    status, stats = http("GET", f"{broker.web_url}/admin/v2/persistent/{name.namespace}/{name.local_name}/internalStats")
+    assert status == 200, stats
+    ledger_id = stats["ledgers"][-1]["ledgerId"]
+    zk = KazooClient(hosts=cluster.zk_address)
+    zk.start(timeout=30)
+    try:
+        raw, _ = zk.get(ledger_path("/ledgers", ledger_id))
+    finally:
+        zk.stop()
+        zk.close()
+    return list(LedgerMetadata.decode(raw).last_ensemble)

@@ -11,10 +11,8 @@ import time
 
 import pulsar
 import pytest
-from kazoo.client import KazooClient
 
-from bookkeeper.bk.ledger_metadata import LedgerMetadata, ledger_path
-from compat_tests.cluster_brokers import BrokerGroup, http
+from compat_tests.cluster_brokers import BrokerGroup, http, ledger_ensemble
 from server.cluster.bundles import NamespaceBundles
 from server.topics.topic_name import TopicName
 
@@ -291,18 +289,6 @@ def test_a_bookie_killed_mid_run_loses_nothing_and_writes_go_on(cluster, tmp_pat
 
 
 def writing_bookie(cluster, broker, topic: str) -> int:
-    """The index of a bookie in the ensemble of the ledger the topic writes now (from the
-    ledger's BookKeeper metadata in ZooKeeper)."""
-    name = TopicName.parse(topic)
-    status, stats = http("GET", f"{broker.web_url}/admin/v2/persistent/{name.namespace}/{name.local_name}/internalStats")
-    assert status == 200, stats
-    ledger_id = stats["ledgers"][-1]["ledgerId"]
-    zk = KazooClient(hosts=cluster.zk_address)
-    zk.start(timeout=30)
-    try:
-        raw, _ = zk.get(ledger_path("/ledgers", ledger_id))
-    finally:
-        zk.stop()
-        zk.close()
-    ensemble = LedgerMetadata.decode(raw).last_ensemble
+    """The index of a bookie in the ensemble of the ledger the topic writes now."""
+    ensemble = ledger_ensemble(cluster, broker, topic)
     return next(i for i, bookie in enumerate(cluster.bookie_list) if bookie.bookie_id in ensemble)

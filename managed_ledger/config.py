@@ -59,6 +59,10 @@ class StorageConfig:
     ensemble_size: int = field(default=2, metadata=conf_key("managedLedgerDefaultEnsembleSize"))
     write_quorum: int = field(default=2, metadata=conf_key("managedLedgerDefaultWriteQuorum"))
     ack_quorum: int = field(default=2, metadata=conf_key("managedLedgerDefaultAckQuorum"))
+    #: a cursor skips (and acknowledges) an entry none of whose copies can be read, instead of
+    #: retrying it until a bookie holding it is back (Pulsar's key and default).
+    auto_skip_non_recoverable_data: bool = field(
+        default=False, metadata=conf_key("autoSkipNonRecoverableData"))
     bookie: BookieConfig = BookieConfig()
     bookkeeper_client: BookKeeperClientConfig = BookKeeperClientConfig()
 

@@ -12,7 +12,8 @@ flush() and on close; reset() writes before it returns.
 
 Crash bound: after kill -9, acknowledgements made since the last completed flush (at most one
 flush interval plus one metadata write) are lost, so those entries may be redelivered. Nothing
-acknowledged before that is redelivered, and no unacknowledged entry is ever skipped.
+acknowledged before that is redelivered, and no unacknowledged entry is ever skipped (but one
+whose every copy is lost, with autoSkipNonRecoverableData=true: it is acknowledged unread).
 
 Non-durable cursors (readers) keep all of this in memory only and vanish with the process.
 
@@ -27,7 +28,9 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Iterable
 
-from .errors import ConcurrentReadError, CursorClosedError, ManagedLedgerStorageError
+from log_limits.repeats import RepeatLimitedLog
+
+from .errors import ConcurrentReadError, CursorClosedError, ManagedLedgerStorageError, NonRecoverableEntryError
 from .metadata import CursorState, cursor_path
 from .position import Entry, Position
 from .ranges import AckedRanges
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
     from .managed_ledger import ManagedLedgerImpl
 
 logger = logging.getLogger(__name__)
+_repeats = RepeatLimitedLog(logger)   # a dead ensemble can cost thousands of entries: few lines
 
 
 class ManagedCursorImpl:
@@ -53,6 +57,8 @@ class ManagedCursorImpl:
         self._acked = AckedRanges.from_ranges(state.acked)
         self._batch_acks: dict[Position, list[int]] = dict(state.batch_acks)
         self._read_position = ledger.ledger_list.next_position(self._mark_delete)
+        #: entries acknowledged unread because no copy of them could be read
+        self.skipped_lost_entries = 0
         self._reading = False
         self._read_cancelled = False
         self._waiter: asyncio.Future[bool] | None = None
@@ -201,14 +207,34 @@ class ManagedCursorImpl:
         entries: list[Entry] = []
         for ledger_id, first, last in runs:
             try:
-                entries.extend(await self._ledger.read_ledger_range(ledger_id, first, last))
+                run = await self._ledger.read_ledger_range(ledger_id, first, last)
+            except NonRecoverableEntryError as exc:
+                # deliver what came before it; the next read starts at it
+                position = Position(ledger_id, first) if entries else self.skip_lost(Position(ledger_id, first), exc)
+                break
             except ManagedLedgerStorageError:
                 if ledgers.get(ledger_id) is not None:
                     raise
-                # trimmed while we read (a non-durable reader fell behind): those are gone
+                continue   # trimmed while we read (a non-durable reader fell behind): those are gone
+            entries.extend(run)
+            if len(run) <= last - first:
+                position = Position(ledger_id, first + len(run))   # stopped before an unreadable one
+                break
         if self._read_position == start:
             self._read_position = position
         return entries
+
+    def skip_lost(self, position: Position, error: NonRecoverableEntryError) -> Position:
+        """With autoSkipNonRecoverableData, acknowledge the lost entry: the position to read
+        on from; without, raise error (the read fails there, and the dispatcher retries it)."""
+        if not self._ledger.config.auto_skip_non_recoverable_data:
+            raise error
+        self.skipped_lost_entries += 1
+        _repeats.warning((self._ledger.name, self.name), "cursor %s of %s: skipped lost entry %s "
+                         "(autoSkipNonRecoverableData=true; %d skipped so far): %s", self.name,
+                         self._ledger.name, position, self.skipped_lost_entries, error)
+        self.delete([position])
+        return self._ledger.ledger_list.next_position(position)
 
     # ---- acknowledgements ----------------------------------------------------------------
 

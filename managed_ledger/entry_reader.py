@@ -1,16 +1,17 @@
 """Reads of one managed ledger's entries: from the shared entry cache while it has them, then
 from the ledgers, through one open read handle per ledger (the writer's own for the current one,
-so tailing reads see every durable entry)."""
+so tailing reads see every durable entry). A read may stop short, before an entry no copy of
+which can be read; a read that starts at one fails with NonRecoverableEntryError."""
 
 from __future__ import annotations
 
 from typing import Awaitable, Callable
 
-from bookkeeper.errors import BookKeeperError
+from bookkeeper.errors import BookKeeperError, EntryUnreadableError
 from bookkeeper.interfaces import LedgerClient, ReadHandle
 
 from .entry_cache import EntryCache
-from .errors import ManagedLedgerStorageError
+from .errors import ManagedLedgerStorageError, NonRecoverableEntryError
 from .position import Entry, Position
 
 
@@ -32,7 +33,7 @@ class EntryReader:
         self._cache.invalidate_ledger(ledger_id)
 
     async def read(self, ledger_id: int, first: int, last: int) -> list[Entry]:
-        """Entries first..last of one ledger."""
+        """Entries first..last of one ledger (or those before an unreadable one)."""
         entries: list[Entry] = []
         entry_id = first
         while entry_id <= last:
@@ -46,11 +47,18 @@ class EntryReader:
             try:
                 handle = await self._handle(ledger_id)
                 stored = await handle.read_entries(entry_id, last)
+            except EntryUnreadableError as exc:
+                if entries:
+                    return self._counted(entries)
+                raise NonRecoverableEntryError(str(exc)) from exc
             except BookKeeperError as exc:
                 raise ManagedLedgerStorageError(
                     f"reading {ledger_id}:{entry_id}..{last} failed: {exc}") from exc
             entries.extend(Entry(Position(ledger_id, number), data)
                            for number, data in enumerate(stored, start=entry_id))
+        return self._counted(entries)
+
+    def _counted(self, entries: list[Entry]) -> list[Entry]:
         self.entries_read += len(entries)
         return entries
 

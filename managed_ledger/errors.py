@@ -11,7 +11,7 @@ from bookkeeper.errors import (MetadataBadVersionError, MetadataNotFoundError,
                                MetadataSessionLostError, MetadataStoreError)
 
 __all__ = [
-    "ManagedLedgerError", "ManagedLedgerClosedError", "ManagedLedgerStorageError",
+    "ManagedLedgerError", "ManagedLedgerClosedError", "ManagedLedgerStorageError", "NonRecoverableEntryError",
     "ManagedLedgerTerminatedError", "CursorClosedError", "DataDirError", "DataDirInUseError", "ConcurrentReadError",
     "MetadataStoreError", "MetadataBadVersionError", "MetadataNotFoundError", "MetadataSessionLostError",
 ]
@@ -39,6 +39,11 @@ class DataDirInUseError(DataDirError):
 
 class ManagedLedgerStorageError(ManagedLedgerError):
     """The storage below failed an add, a read or a metadata update."""
+
+
+class NonRecoverableEntryError(ManagedLedgerStorageError):
+    """An entry no copy of which could be read (Pulsar's NonRecoverableLedgerException): a
+    cursor skips it only with autoSkipNonRecoverableData, else its reads fail there."""
 
 
 class CursorClosedError(ManagedLedgerError):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Protocol
 
+from .errors import NonRecoverableEntryError
 from .latency import LatencyHistogram
 from .position import Entry, InitialPosition, Position
 from .retention import RetentionPolicy
@@ -61,6 +62,10 @@ class ManagedCursor(Protocol):
         """Individual acknowledgements; a contiguous acked prefix moves mark-delete."""
 
     def is_deleted(self, position: Position) -> bool: ...
+
+    def skip_lost(self, position: Position, error: NonRecoverableEntryError) -> Position:
+        """An entry no copy of which can be read: acknowledged, and the position after it
+        returned, with autoSkipNonRecoverableData; else error is raised."""
 
     def ack_batch_indexes(self, position: Position, ack_set: list[int]) -> list[int] | None:
         """Partial batch acknowledgement: bits SET in ack_set are still unacknowledged. It is

@@ -409,12 +409,16 @@ class ManagedLedgerImpl:
             if info is None:
                 break
             last = min(info.entries - 1, position.entry_id + max_entries - len(entries) - 1)
-            entries.extend(await self.read_ledger_range(position.ledger_id, position.entry_id, last))
+            run = await self.read_ledger_range(position.ledger_id, position.entry_id, last)
+            entries.extend(run)
+            if len(run) <= last - position.entry_id:
+                break   # stopped before an unreadable entry
             position = ledgers.next_position(Position(position.ledger_id, last))
         return entries
 
     async def read_ledger_range(self, ledger_id: int, first: int, last: int) -> list[Entry]:
-        """Entries first..last of one ledger: from the cache while it has them, then disk."""
+        """Entries first..last of one ledger: from the cache while it has them, then disk;
+        only those before an entry that cannot be read (see EntryReader.read)."""
         return await self._reads.read(ledger_id, first, last)
 
     async def find_newest_matching(self, condition: Callable[[Entry], bool]) -> Position | None:

@@ -1,6 +1,8 @@
 """Reading entries from bookies: each entry from one bookie of its write set, with a
-speculative read to the next one when the first is slow, and a fallback when it fails; the
-last-add-confirmed of an open ledger; and LedgerReadHandle, the ReadHandle over them."""
+speculative read to the next one when the first is slow, and a fallback when it fails; a range
+gives the entries before the first unreadable one (dead bookies cost the entries they held every
+copy of, not the whole range); the last-add-confirmed of an open ledger; and LedgerReadHandle,
+the ReadHandle over them."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from ..errors import (BookieRequestError, BookieUnavailableError, EntryCorruptedError,
-                      NoSuchEntryError)
+                      EntryUnreadableError, NoSuchEntryError)
 from .codec import Status, StoredEntry, unpack_entry
 from .ledger_metadata import LedgerMetadata, LedgerState
 from .placement import write_set
@@ -74,20 +76,26 @@ async def read_entry(client: BookKeeperClient, metadata: LedgerMetadata, ledger_
     finally:
         for task in running:
             task.cancel()
-    if all(isinstance(e, NoSuchEntryError) for e in errors):
-        raise NoSuchEntryError(f"ledger {ledger_id}: entry {entry_id} on none of {order}")
-    raise BookieUnavailableError(f"ledger {ledger_id} entry {entry_id}: every replica failed: "
-                                 f"{'; '.join(map(str, errors))}")
+    # callers ask for confirmed entries only: one that no replica gives (down or missing) is lost
+    raise EntryUnreadableError(f"ledger {ledger_id} entry {entry_id}: every replica failed: "
+                               f"{'; '.join(map(str, errors))}")
 
 
 async def read_range(client: BookKeeperClient, metadata: LedgerMetadata, ledger_id: int,
                      first: int, last: int) -> list[bytes]:
+    """Entries first..last, or those before the first that cannot be read; that entry's
+    error when it is the first."""
     out: list[bytes] = []
     for start in range(first, last + 1, READ_WINDOW):
         stop = min(last, start + READ_WINDOW - 1)
         entries = await asyncio.gather(*[read_entry(client, metadata, ledger_id, e)
-                                         for e in range(start, stop + 1)])
-        out.extend(entry.payload for entry in entries)
+                                         for e in range(start, stop + 1)], return_exceptions=True)
+        for entry in entries:
+            if isinstance(entry, BaseException):
+                if out:
+                    return out
+                raise entry
+            out.append(entry.payload)
     return out
 
 
@@ -134,7 +142,8 @@ async def length_at(client: BookKeeperClient, metadata: LedgerMetadata, ledger_i
 
 async def read_confirmed(client: BookKeeperClient, metadata: LedgerMetadata, ledger_id: int, lac: int,
                          first: int, last: int) -> list[bytes]:
-    """Entries first..last, all of them at or before the LAC (NoSuchEntryError otherwise)."""
+    """Entries first..last (a prefix, see read_range), all of them at or before the LAC
+    (NoSuchEntryError otherwise)."""
     if first < 0 or last > lac or first > last:
         raise NoSuchEntryError(f"ledger {ledger_id}: entries {first}..{last} outside 0..{lac}")
     return await read_range(client, metadata, ledger_id, first, last)

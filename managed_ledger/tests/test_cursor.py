@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from managed_ledger.errors import ConcurrentReadError
+from bookkeeper.errors import EntryUnreadableError
+from managed_ledger.errors import ConcurrentReadError, NonRecoverableEntryError
 from managed_ledger.position import EARLIEST, LATEST, InitialPosition, Position
 
 from .conftest import TOPIC, open_storage
@@ -268,3 +269,52 @@ async def test_reader_behind_a_trim_skips_to_what_is_left(tmp_path: Path) -> Non
         assert ledger.first_position() == p[10]
         assert [e.position for e in await reading] == [p[10], p[11]]
 
+
+
+class LosingHandle:
+    """A ledger's read handle with some entries lost: a range stops before the first of them."""
+
+    def __init__(self, handle, lost: set[int]) -> None:
+        self._handle = handle
+        self._lost = lost
+
+    def __getattr__(self, name: str):
+        return getattr(self._handle, name)
+
+    async def read_entries(self, first: int, last: int) -> list[bytes]:
+        stop = min((e for e in self._lost if first <= e <= last), default=last + 1)
+        if stop == first:
+            raise EntryUnreadableError(f"entry {first}: every replica failed")
+        return await self._handle.read_entries(first, stop - 1)
+
+
+async def lose(ledger, entries: set[int]) -> None:
+    reads = ledger._reads   # the one seam between a managed ledger and its ledgers' handles
+    ledger_id = ledger.ledger_list.current.ledger_id
+    reads.use(ledger_id, LosingHandle(await reads._handle(ledger_id), entries))
+
+
+async def test_a_lost_entry_holds_reads_after_delivering_those_before(tmp_path: Path) -> None:
+    async with open_storage(tmp_path) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        cursor = await ledger.open_cursor("sub", InitialPosition.EARLIEST)
+        p = [await ledger.add_entry(b"%d" % i) for i in range(6)]
+        await lose(ledger, {2, 4})
+        assert [e.position for e in await cursor.read_entries_or_wait(10)] == p[:2]
+        for _ in range(2):   # retried: fails there each time, nothing skipped
+            with pytest.raises(NonRecoverableEntryError):
+                await cursor.read_entries_or_wait(10)
+        assert cursor.read_position == p[2] and not cursor.is_deleted(p[2])
+
+
+async def test_auto_skip_acknowledges_lost_entries_and_reads_on(tmp_path: Path) -> None:
+    async with open_storage(tmp_path, auto_skip_non_recoverable_data=True) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        cursor = await ledger.open_cursor("sub", InitialPosition.EARLIEST)
+        p = [await ledger.add_entry(b"%d" % i) for i in range(6)]
+        await lose(ledger, {2, 4})
+        read = []
+        while len(read) < 4:
+            read += [e.position for e in await cursor.read_entries_or_wait(10)]
+        assert read == [p[0], p[1], p[3], p[5]]
+        assert cursor.skipped_lost_entries == 2 and cursor.is_deleted(p[2]) and cursor.is_deleted(p[4])

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 
+from managed_ledger.errors import NonRecoverableEntryError
 from managed_ledger.position import Entry, Position
 from protocol import pulsar_api_pb2 as pb
 from protocol.entry import make_entry
+from server.topics.subscriptions import dispatcher as dispatcher_module
 from server.topics.subscriptions.consumer import Consumer
 from server.topics.subscriptions.dispatcher import ReadLimits
 from server.topics.subscriptions.dispatcher_single_active import SingleActiveConsumerDispatcher
@@ -104,3 +107,34 @@ async def test_single_messages_are_read_in_reads_of_up_to_the_permits():
         cursor, overdrawn = await drain_like_the_go_client([1] * 300, queue=100, limits=limits)
         assert cursor.entries_read == 300
         assert overdrawn == 0
+
+
+async def test_failing_reads_back_off_and_log_one_line_without_traceback(monkeypatch, caplog):
+    """Storage failing (bookies down, an entry lost) is expected: retried later and later, one
+    line per interval, and the entries come once the storage answers again."""
+    monkeypatch.setattr(dispatcher_module, "READ_RETRY_DELAY_S", 0.01)
+
+    class FailingCursor(CountingCursor):
+        failures = 4
+
+        async def read_entries_or_wait(self, max_entries: int) -> list[Entry]:
+            if self.failures:
+                self.failures -= 1
+                raise NonRecoverableEntryError("ledger 1 entry 0: every replica failed")
+            return await super().read_entries_or_wait(max_entries)
+
+    cursor = FailingCursor([1, 1])
+    dispatcher = SingleActiveConsumerDispatcher(FakeSubscription(cursor), ReadLimits(), pb.CommandSubscribe.Exclusive, -1, 0)
+    dispatcher.subscription.topic.name = "persistent://t/n/x"
+    consumer = Consumer(1, "c", dispatcher.subscription, RecordingConnection(), pb.CommandSubscribe.Exclusive)
+    dispatcher.add_consumer(consumer)
+    with caplog.at_level(logging.WARNING):
+        dispatcher.flow(consumer, 10)
+        for _ in range(100):
+            await asyncio.sleep(0.02)
+            if len(consumer.connection.bodies) == 2:
+                break
+    dispatcher.close()
+    assert len(consumer.connection.bodies) == 2
+    assert [(r.levelno, r.exc_info) for r in caplog.records] == [(logging.WARNING, None)]
+    assert "retrying in 0 s" in caplog.records[0].getMessage()

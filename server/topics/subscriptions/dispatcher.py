@@ -17,6 +17,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
+from log_limits.repeats import RepeatLimitedLog
+from managed_ledger.errors import ManagedLedgerStorageError, NonRecoverableEntryError
 from managed_ledger.position import Entry, Position
 from protocol import pulsar_api_pb2 as pb
 from protocol.entry import read_metadata
@@ -29,8 +31,10 @@ if TYPE_CHECKING:
     from .subscription import Subscription
 
 log = logging.getLogger(__name__)
+_repeats = RepeatLimitedLog(log)
 
-READ_RETRY_DELAY_S = 1.0
+READ_RETRY_DELAY_S = 1.0       # the first retry of a failed read; doubled up to the max
+READ_RETRY_MAX_DELAY_S = 60.0
 #: Weight of the previous estimate in the moving averages of messages and bytes per entry.
 MESSAGES_PER_ENTRY_KEEP = 0.9
 
@@ -75,6 +79,7 @@ class Dispatcher(ABC):
         self._limits = limits
         self._replay: set[Position] = set()
         self._read_task: asyncio.Task | None = None
+        self._retry_delay_s = READ_RETRY_DELAY_S
         self._rewind_pending = False
         #: Moving averages of messages and bytes per entry; None until entries were seen.
         self._messages_per_entry: float | None = None
@@ -152,19 +157,31 @@ class Dispatcher(ABC):
                 entries = await self._read_replay(replay)
             else:
                 entries = await self.cursor.read_entries_or_wait(max_entries)
-        except Exception:
-            log.exception("read for subscription %s failed; retrying", self.subscription.name)
-            self._read_task = None
-            self._requeue(replay)
-            asyncio.get_running_loop().call_later(READ_RETRY_DELAY_S, self.read_more)
+        except Exception as exc:
+            self._read_failed(exc, replay)
             return
         self._read_task = None
+        self._retry_delay_s = READ_RETRY_DELAY_S
         if self._rewind_pending:
             self._rewind_pending = False
             self.cursor.rewind()
         elif entries:
             self._hand_out(entries, replaying)
         self.read_more()
+
+    def _read_failed(self, error: Exception, replay: list[Position]) -> None:
+        """Retry later, backing off (as Pulsar's readFailureBackoff). Storage failing is expected
+        (bookies down, an entry lost): one line per interval; anything else is a bug."""
+        delay, self._retry_delay_s = self._retry_delay_s, min(READ_RETRY_MAX_DELAY_S, 2 * self._retry_delay_s)
+        name = f"{self.subscription.topic.name}/{self.subscription.name}"
+        if isinstance(error, ManagedLedgerStorageError):
+            _repeats.warning((name, type(error)), "read for subscription %s failed: %s; retrying in %.0f s",
+                             name, error, delay)
+        else:
+            log.exception("read for subscription %s failed; retrying in %.0f s", name, delay, exc_info=error)
+        self._read_task = None
+        self._requeue(replay)
+        asyncio.get_running_loop().call_later(delay, self.read_more)
 
     def _hand_out(self, entries: list[Entry], replaying: bool) -> None:
         """Dispatch what a read brought; unless flow control is precise, each consumer may take
@@ -187,7 +204,11 @@ class Dispatcher(ABC):
         for position in positions:
             if self.cursor.is_deleted(position):
                 continue
-            entry = await self.subscription.topic.ledger.read_entry(position)
+            try:
+                entry = await self.subscription.topic.ledger.read_entry(position)
+            except NonRecoverableEntryError as exc:
+                self.cursor.skip_lost(position, exc)   # raises unless autoSkipNonRecoverableData
+                continue
             if entry is not None:
                 entries.append(entry)
         return entries
