@@ -96,10 +96,16 @@ def test_client_produce_and_consume(broker, tmp_path):
     assert "key:[key-1], properties:{'origin': 'cli'}, content:one" in consumed.stdout
 
 
-def _wait_for_subscription(broker, topic: str, subscription: str, timeout: float = 20) -> None:
+def _wait_for_subscription(broker, topic: str, subscription: str, process: subprocess.Popen,
+                           timeout: float = 30) -> None:
+    """Until the subscribing process's subscription exists; else fail with that process's output."""
     http, deadline = AdminHttp(broker.web_url), time.monotonic() + timeout
     while subscription not in http.get(f"/admin/v2/persistent/public/default/{topic}/subscriptions").text:
-        assert time.monotonic() < deadline, f"{subscription} never appeared on {topic}"
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            out, err = process.communicate()
+            raise AssertionError(f"{subscription} never appeared on {topic}; the subscriber "
+                                 f"(exit {process.returncode}) wrote:\n{out[-2000:]}\n{err[-4000:]}")
         time.sleep(0.1)
 
 
@@ -110,7 +116,7 @@ def test_perf_produce_and_consume_print_rates_and_percentiles(broker):
                                  "--time", "30", "-i", "1"], cwd=REPO_ROOT, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
     try:
-        _wait_for_subscription(broker, topic, "perf-sub")
+        _wait_for_subscription(broker, topic, "perf-sub", consumer)
         produced = pulsard("perf", *url, "produce", topic, "-r", "200", "-s", "64", "-n", "200", "-i", "0.5")
         out, err = consumer.communicate(timeout=40)
     finally:
