@@ -18,16 +18,16 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 import pytest
 
 from compat_tests import toolchains
+from compat_tests.broker import REPO_ROOT
 from compat_tests.toolchains import BuildError, Say
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 _TERMINAL = threading.Lock()
 
 
