@@ -10,6 +10,7 @@ from typing import TypeVar
 
 from bookkeeper.config import conf_key
 from managed_ledger.config import StorageConfig
+from server.loadbalance.config import LoadBalancerConfig
 from server.security.config import SecurityConfig
 
 from .config_rules import check, known_keys, unknown_key_warning
@@ -115,6 +116,8 @@ class BrokerConfig:
     schema_compatibility_strategy: str = field(default="FULL", metadata=conf_key("schemaCompatibilityStrategy"))
     #: TLS, authentication and authorization keys (server/security/).
     security: SecurityConfig = field(default_factory=SecurityConfig)
+    #: cluster mode: the loadBalancer* keys (server/loadbalance/).
+    load_balancer: LoadBalancerConfig = field(default_factory=LoadBalancerConfig)
 
     @property
     def max_frame_size(self) -> int:

@@ -17,6 +17,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "allowAutoTopicCreationType": ("non-partitioned", "partitioned"),
     "backlogQuotaDefaultRetentionPolicy": (
         "producer_request_hold", "producer_exception", "consumer_backlog_eviction"),
+    "defaultNamespaceBundleSplitAlgorithm": ("range_equally_divide", "topic_count_equally_divide"),
     "brokerDeleteInactiveTopicsMode": ("delete_when_no_subscriptions", "delete_when_subscriptions_caught_up"),
     "schemaCompatibilityStrategy": (
         "ALWAYS_INCOMPATIBLE", "ALWAYS_COMPATIBLE", "BACKWARD", "FORWARD", "FULL",
@@ -24,7 +25,10 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 }
 _POSITIVE_KEYS = ("maxMessageSize", "defaultNumPartitions", "keepAliveIntervalSeconds", "dispatcherMaxReadBatchSize",
                   "dispatcherMaxReadSizeBytes",
-                  "statsUpdateFrequencyInSecs", "managedLedgerMaxEntriesPerLedger")
+                  "statsUpdateFrequencyInSecs", "managedLedgerMaxEntriesPerLedger",
+                  "loadBalancerReportUpdateMinIntervalMillis", "loadBalancerResourceQuotaUpdateIntervalMinutes",
+                  "loadBalancerSplitIntervalMinutes", "loadBalancerSheddingIntervalMinutes",
+                  "loadBalancerNamespaceMaximumBundles")
 
 
 def check(key: str, value: object) -> None:
