@@ -70,8 +70,8 @@ def routes(broker: BrokerService, access: TopicAccess) -> list[web.RouteDef]:
         listener = request.query.get("listenerName") or request.headers.get(LISTENER_NAME_HEADER, "")
         answer = await broker.lookup.answer(access.name(request), listener,
                                             request.query.get("authoritative") == "true")
-        if answer.redirect:  # a cluster broker chose another one: ask it, authoritatively
-            raise web.HTTPTemporaryRedirect(redirect_url(answer.http_url or "", request, authoritative=True))
+        if answer.redirect:  # a cluster broker sends the client to the leader, or to the one it chose
+            raise web.HTTPTemporaryRedirect(redirect_url(answer.http_url or "", request, answer.authoritative))
         return web.json_response({"brokerUrl": answer.broker_url or "", "brokerUrlTls": answer.broker_url_tls or "",
                                   "httpUrl": answer.http_url or f"http://{web_address(request)}", "httpUrlTls": "",
                                   "nativeUrl": answer.broker_url or ""})

@@ -50,7 +50,8 @@ def topic_owner_redirects(lookup: ClusterLookup):
                 return await handler(request)   # which answers the bad name or namespace
             placement = await lookup.place(name, request.query.get("authoritative") == "true")
             if not placement.is_me:
-                raise web.HTTPTemporaryRedirect(redirect_url(placement.owner.http_url, request, placement.redirect))
+                raise web.HTTPTemporaryRedirect(redirect_url(placement.owner.http_url, request,
+                                                                 placement.authoritative))
         return await handler(request)
     return redirect_to_owner
 
@@ -114,7 +115,7 @@ def bundle_routes(ownership: Ownership) -> list[web.RouteDef]:
     @rest_handler
     async def bundles(request: web.Request) -> web.Response:
         namespace = f"{request.match_info['tenant']}/{request.match_info['namespace']}"
-        found = ownership.bundles.all_of(namespace)
+        found = await ownership.bundles.load(namespace)
         bounds = [f"0x{b.lower:08x}" for b in found] + [f"0x{found[-1].upper:08x}"]
         return web.json_response({"boundaries": bounds, "numBundles": len(found)})
 
@@ -122,6 +123,7 @@ def bundle_routes(ownership: Ownership) -> list[web.RouteDef]:
     async def unload(request: web.Request) -> web.Response:
         """Release the bundle here; on its owner elsewhere (307); nothing for an unowned one."""
         namespace = f"{request.match_info['tenant']}/{request.match_info['namespace']}"
+        await ownership.bundles.load(namespace)
         bundle = ownership.bundles.parse(namespace, request.match_info["bundle"])
         owner = await ownership.owner_of(bundle)
         if owner is not None and owner is not ownership.me:
@@ -134,7 +136,7 @@ def bundle_routes(ownership: Ownership) -> list[web.RouteDef]:
         """Every bundle of the namespace, each released by its owner (asked over HTTP)."""
         namespace = f"{request.match_info['tenant']}/{request.match_info['namespace']}"
         async with ClientSession() as session:
-            for bundle in ownership.bundles.all_of(namespace):
+            for bundle in await ownership.bundles.load(namespace):
                 owner = await ownership.owner_of(bundle)
                 if owner is ownership.me:
                     await ownership.release(bundle)

@@ -1,6 +1,7 @@
 """`pulsard broker`: one broker of a cluster. Storage is ZooKeeper + BookKeeper (no embedded
-bookie); the broker registers itself, and serves the bundles it owns (taking unowned ones when
-a lookup chooses it), redirecting the rest."""
+bookie); the broker registers itself, reports its load, runs for load balancer leader, and
+serves the bundles it owns (taking unowned ones when the leader chooses it), redirecting the
+rest."""
 
 from __future__ import annotations
 
@@ -21,11 +22,18 @@ from server.gc_tuning import collect_rarely
 from server.malloc_tuning import return_large_buffers_to_the_system
 from server.standalone import BACKLOG, listening_socket, serve_until_signalled
 
+from server.loadbalance.leader_election import LeaderElection
+from server.loadbalance.load_manager import LoadManager
+from server.loadbalance.load_report import LoadReporter
+
 from .admin_routes import (broker_routes, bundle_routes, partition_deletes, partition_fan_out,
                            topic_owner_redirects)
 from .broker_registry import BrokerAddress, BrokerRegistry
+from .bundle_stats import OwnedBundleStats
 from .bundles import NamespaceBundles
 from .cluster_lookup import ClusterLookup
+from .load_actions import AdminActions
+from .load_routes import broker_stats_routes, leader_routes, split_routes
 from .ownership import Ownership
 
 log = logging.getLogger(__name__)
@@ -47,7 +55,6 @@ async def run_broker(config: BrokerConfig) -> None:
     collect_rarely()
     loop = asyncio.get_running_loop()
     listeners = AdvertisedListeners.from_config(config)
-    bundles = NamespaceBundles(config.default_number_of_namespace_bundles)
     lock = DataDirLock.acquire(config.storage.data_dir)   # only the lock lives there
     try:
         broker_socket = listening_socket(config.bind_address, config.broker_service_port)
@@ -56,24 +63,39 @@ async def run_broker(config: BrokerConfig) -> None:
         lock.release()
         raise
     storage = await open_factory(config.storage, lock)
+    store, balancing, window_s = storage.metadata_store, config.load_balancer, config.stats_update_frequency_in_secs
+    bundles = NamespaceBundles(config.default_number_of_namespace_bundles, store)
     broker = BrokerService(config, storage, listeners)
-    registry = BrokerRegistry(storage.metadata_store, BrokerAddress.of(config, listeners))
-    ownership = Ownership(storage.metadata_store, bundles, registry, broker)
+    me = BrokerAddress.of(config, listeners)
+    registry = BrokerRegistry(store, me)
+    ownership = Ownership(store, bundles, registry, broker, publish=lambda: reporter.write_now())
     broker.served = ownership
-    lookup = broker.lookup = ClusterLookup(broker, ownership, registry)
+    stats = OwnedBundleStats(lambda: [*broker.topics, *broker.non_persistent_topics], ownership, window_s)
+    reporter = LoadReporter(stats, balancing, registry.publish)
+    load_manager = LoadManager(store, balancing, AdminActions(me.http_url, bundles))
+    leader = LeaderElection(store, me.broker_id, me.http_url, load_manager.leadership_changed)
+    lookup = broker.lookup = ClusterLookup(broker, ownership, registry, leader, load_manager)
     await broker.start()
     resources = AdminResources(broker)
     await resources.bootstrap()
     server = await loop.create_server(lambda: Connection(broker), sock=broker_socket, backlog=BACKLOG)
     middlewares = [topic_owner_redirects(lookup), partition_deletes(broker, registry.me),
                    partition_fan_out(broker, registry.me)]
-    web = await start_web(broker, resources, [(web_socket, None)], middlewares,
-                          [*bundle_routes(ownership), *broker_routes(ownership, registry, config.cluster_name)])
+    routes = [*leader_routes(leader), *split_routes(broker, ownership, lookup, balancing.default_split_algorithm),
+              *broker_stats_routes(lambda: registry.local_broker_data(reporter.current()), stats, window_s),
+              *bundle_routes(ownership), *broker_routes(ownership, registry, config.cluster_name)]
+    web = await start_web(broker, resources, [(web_socket, None)], middlewares, routes)
     await registry.register()
+    await reporter.write_now()
+    reporter.start()
+    await leader.start()
     log.info("pulsard broker %s of cluster %s ready in %.0f ms: %s", registry.me.broker_id,
              config.cluster_name, (time.monotonic() - started) * 1000, config.service_url)
     await serve_until_signalled()
     log.info("pulsard broker stopping")
+    leader.stop()
+    await load_manager.stop()
+    await reporter.stop()
     server.close()
     await broker.close()
     await web.stop()

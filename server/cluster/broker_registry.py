@@ -1,6 +1,6 @@
 """Which brokers are alive: each registers an ephemeral ``/loadbalance/brokers/<host:webPort>``
-node holding Pulsar's LocalBrokerData JSON (the fields other brokers and tools read: URLs,
-listeners, owned bundles). The node vanishes with the broker's ZooKeeper session, so a broker
+node holding Pulsar's LocalBrokerData JSON: its URLs and listeners, and its load report
+(server/loadbalance/load_report.py: owned bundles, their stats, resource usage). The node vanishes with the broker's ZooKeeper session, so a broker
 killed with kill -9 leaves the registry once its session expires.
 """
 
@@ -82,7 +82,7 @@ class BrokerRegistry:
         self._store = store
         self.me = me
         self._path = f"{BROKERS_ROOT}/{me.broker_id}"
-        self._bundles: list[str] = []
+        self._load: dict[str, Any] = {}
         self._version = 0
         self._writing = asyncio.Lock()   # one versioned update at a time
 
@@ -97,9 +97,9 @@ class BrokerRegistry:
             self._version = await self._store.put_ephemeral(self._path, self._data())
         log.info("registered broker %s", self.me.broker_id)
 
-    async def owned_bundles_changed(self, bundles: list[str]) -> None:
-        """Publish the bundles this broker owns (the load other brokers spread by)."""
-        self._bundles = sorted(bundles)
+    async def publish(self, load: dict[str, Any]) -> None:
+        """Write this broker's load report (the fields the leader places bundles by)."""
+        self._load = load
         async with self._writing:
             await self._publish()
 
@@ -107,7 +107,7 @@ class BrokerRegistry:
         try:
             # versioned: never re-creates the node (as a persistent one) after a session expiry
             self._version = await self._store.put(self._path, self._data(), self._version)
-        except Exception as exc:  # noqa: BLE001 - a stale load figure only skews the spread
+        except Exception as exc:  # noqa: BLE001 - a stale load figure only skews the placements
             log.warning("cannot update the registry node %s: %s", self._path, exc)
 
     async def brokers(self) -> list[RegisteredBroker]:
@@ -120,13 +120,16 @@ class BrokerRegistry:
         return found
 
     def _data(self) -> bytes:
-        """LocalBrokerData, with the fields a lookup needs and the bundle counts."""
+        """LocalBrokerData: the fields a lookup needs, and the load report."""
+        return json.dumps(self.local_broker_data(self._load)).encode()
+
+    def local_broker_data(self, load: dict[str, Any]) -> dict[str, Any]:
         me = self.me
-        return json.dumps({
+        return {
             "webServiceUrl": me.http_url, "webServiceUrlTls": None,
             "pulsarServiceUrl": me.native_url, "pulsarServiceUrlTls": me.native_url_tls,
             "persistentTopicsEnabled": True, "nonPersistentTopicsEnabled": True,
             "advertisedListeners": _listeners_json(me.listeners),
-            "bundles": self._bundles, "numBundles": len(self._bundles),
-            "lastUpdate": int(time.time() * 1000), "brokerVersionString": "pulsard",
-        }).encode()
+            "bundles": [], "numBundles": 0, "lastUpdate": int(time.time() * 1000),
+            **load, "brokerVersionString": "pulsard",
+        }

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Any, Protocol
+from typing import Any, Awaitable, Callable, Protocol
 
 from bookkeeper.zk_metadata_store import SessionEvent
 from managed_ledger.errors import MetadataBadVersionError, MetadataNotFoundError
@@ -36,11 +36,13 @@ class LoadedTopics(Protocol):
 
 class Ownership:
     def __init__(self, store: Any, bundles: NamespaceBundles, registry: BrokerRegistry,
-                 topics: LoadedTopics) -> None:
+                 topics: LoadedTopics, publish: Callable[[], Awaitable[None]]) -> None:
+        """publish: write this broker's load report (which lists the bundles it owns)."""
         self._store = store
         self.bundles = bundles
         self._registry = registry
         self._topics = topics
+        self._publish = publish
         self.me = registry.me
         self._owned: dict[str, Bundle] = {}
         self._session_lost = False
@@ -95,10 +97,7 @@ class Ownership:
         # left by an earlier session of ours (restarted within its timeout): as Pulsar's
         # resource locks do with a lock holding their own value, delete it and take it again
         log.info("reclaiming bundle %s from an earlier session of this broker", bundle)
-        try:
-            await self._store.delete(bundle.path)
-        except MetadataNotFoundError:
-            pass
+        await self._delete(bundle.path)
         return await self._take(bundle)
 
     async def _take(self, bundle: Bundle) -> BrokerAddress | None:
@@ -121,16 +120,44 @@ class Ownership:
                 if bundle.holds(name):
                     await self._topics.unload_topic(name)
             self._owned.pop(bundle.path, None)
-            try:
-                await self._store.delete(bundle.path)
-            except MetadataNotFoundError:
-                pass
+            await self._delete(bundle.path)
         log.info("released bundle %s", bundle)
         await self._publish()
         return True
 
-    async def _publish(self) -> None:
-        await self._registry.owned_bundles_changed([str(b) for b in self.owned()])
+    async def split(self, bundle: Bundle, point: int) -> tuple[Bundle, Bundle]:
+        """Cut an owned bundle in two at point, keeping both halves (Pulsar's splitAndOwnBundle).
+
+        The halves' ownership nodes are made before the new boundaries are stored, and the
+        parent's is deleted after: a broker reading either boundaries finds an owner, so no
+        topic of the bundle is ever placed elsewhere while this broker serves it. The topics
+        stay loaded, and served, throughout."""
+        async with self._changing(bundle):
+            if not self.owns(bundle):
+                raise ServiceNotReady(f"Bundle {bundle} is not owned by this broker {self.me.broker_id}")
+            lower, upper = Bundle(bundle.namespace, bundle.lower, point), Bundle(bundle.namespace, point, bundle.upper)
+            made: list[Bundle] = []
+            try:
+                for half in (lower, upper):
+                    await self._store.put_ephemeral(half.path, json.dumps(self.me.ephemeral_data()).encode())
+                    made.append(half)
+                await self.bundles.split(bundle, point)
+            except BaseException:
+                for half in made:
+                    await self._delete(half.path)
+                raise
+            del self._owned[bundle.path]   # in the same step as the new boundaries: always served
+            self._owned.update({lower.path: lower, upper.path: upper})
+            await self._delete(bundle.path)
+        log.info("split bundle %s into %s and %s", bundle, lower.range, upper.range)
+        await self._publish()
+        return lower, upper
+
+    async def _delete(self, path: str) -> None:
+        try:
+            await self._store.delete(path)
+        except MetadataNotFoundError:
+            pass
 
     def _on_session(self, event: SessionEvent) -> None:
         if event is SessionEvent.EXPIRED:

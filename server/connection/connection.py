@@ -284,7 +284,7 @@ class Connection(asyncio.Protocol):
         answer = await self.broker.lookup.answer(name, lookup.advertised_listener_name, lookup.authoritative)
         if answer.redirect:
             return commands.lookup_redirect(lookup.request_id, answer.broker_url, answer.broker_url_tls,
-                                            authoritative=True)
+                                            authoritative=answer.authoritative)
         return commands.lookup_connect(lookup.request_id, answer.broker_url, answer.broker_url_tls,
                                        proxy_through_service_url=answer.proxy_through_service_url)
 

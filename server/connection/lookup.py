@@ -35,10 +35,12 @@ class LookupAnswer:
     broker_url: str | None
     broker_url_tls: str | None
     proxy_through_service_url: bool
-    #: cluster mode: ask broker_url again (authoritatively) instead of connecting there
+    #: cluster mode: ask broker_url again instead of connecting there
     redirect: bool = False
     #: cluster mode: the web service of that broker (None: this one)
     http_url: str | None = None
+    #: cluster mode: the redirect tells that broker to take the topic's bundle
+    authoritative: bool = False
 
 
 async def check_topic_may_exist(broker: KnownTopics, name: TopicName) -> None:

@@ -10,6 +10,7 @@ import json
 import logging
 from typing import Any, Callable
 
+from bookkeeper.zk_metadata_store import SessionEvent
 from managed_ledger.errors import MetadataBadVersionError, MetadataNotFoundError, MetadataStoreError
 
 log = logging.getLogger(__name__)
@@ -29,6 +30,8 @@ class LeaderElection:
         self._electing = asyncio.Lock()
         self._chores: set[asyncio.Task] = set()
         self._stop_watch: Callable[[], None] | None = None
+        self._session_lost = False
+        store.add_session_listener(self._on_session)
 
     async def start(self) -> None:
         """Run for leader, then follow the node (its removal starts a new election)."""
@@ -69,9 +72,14 @@ class LeaderElection:
                 self._set(json.loads(stored[0]), leading=stored[0] == self._value)
                 return
 
-    def session_lost(self) -> None:
-        """The session expired: the node went with it; lead no more until elected again."""
-        self._set(None, leading=False)
+    def _on_session(self, event: SessionEvent) -> None:
+        """An expired session took the node with it: lead no more; run again once back."""
+        if event is SessionEvent.EXPIRED:
+            self._session_lost = True
+            self._set(None, leading=False)
+        elif event is SessionEvent.RECONNECTED and self._session_lost:
+            self._session_lost = False
+            self._run(self._elect_logged())
 
     def _set(self, leader: dict[str, Any] | None, leading: bool) -> None:
         self.leader = leader

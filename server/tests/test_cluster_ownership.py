@@ -13,10 +13,15 @@ import pytest
 from bookkeeper.zk_metadata_store import SessionEvent
 from managed_ledger.errors import MetadataBadVersionError, MetadataNotFoundError
 from server.cluster.broker_registry import BrokerAddress, BrokerRegistry
+from server.cluster.bundle_stats import OwnedBundleStats
 from server.cluster.bundles import NamespaceBundles
 from server.cluster.cluster_lookup import ClusterLookup
 from server.cluster.ownership import Ownership
 from server.errors import ServiceNotReady
+from server.loadbalance.config import LoadBalancerConfig
+from server.loadbalance.leader_election import LeaderElection
+from server.loadbalance.load_manager import LoadManager
+from server.loadbalance.load_report import LoadReporter
 from server.policies.auto_topic_creation import AutoTopicCreation
 from server.topics.topic_name import TopicName
 
@@ -95,13 +100,25 @@ def address(port: int) -> BrokerAddress:
     return BrokerAddress(f"pulsar://127.0.0.1:{port}", None, f"http://127.0.0.1:{port + 1000}")
 
 
+def ownership_of(session: Session, registry: BrokerRegistry, topics: Topics) -> Ownership:
+    """Ownership writing the load report (no topics loaded) on each change, as a broker's does."""
+    ownership = Ownership(session, BUNDLES, registry, topics, publish=lambda: reporter.write_now())
+    reporter = LoadReporter(OwnedBundleStats(lambda: [], ownership, 60.0), LoadBalancerConfig(), registry.publish)
+    return ownership
+
+
 async def broker(tree: Tree, port: int):
+    """A broker whose lookups place bundles as the load balancer leader decides (the first
+    broker made leads)."""
     session = Session(tree)
     registry = BrokerRegistry(session, address(port))
     await registry.register()
     topics = Topics()
-    ownership = Ownership(session, BUNDLES, registry, topics)
-    return session, ownership, topics, ClusterLookup(topics, ownership, registry)
+    ownership = ownership_of(session, registry, topics)
+    leader = LeaderElection(session, registry.me.broker_id, registry.me.http_url)
+    await leader.elect()
+    chooser = LoadManager(session, LoadBalancerConfig(), actions=None)
+    return session, ownership, topics, ClusterLookup(topics, ownership, registry, leader, chooser)
 
 
 def test_bundles_are_pulsars_ranges_of_the_crc32_of_the_topic_name():
@@ -195,7 +212,7 @@ async def test_a_restarted_broker_reclaims_the_bundles_of_its_earlier_session():
     session = Session(tree)   # the same broker again, before ZooKeeper expired the old session
     registry = BrokerRegistry(session, address(6650))
     await registry.register()
-    again = Ownership(session, BUNDLES, registry, Topics())
+    again = ownership_of(session, registry, Topics())
     assert await again.owner_of(bundle) is again.me and again.owns(bundle)
     assert tree.nodes[bundle.path][2] is session
 
