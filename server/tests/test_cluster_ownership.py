@@ -46,6 +46,9 @@ class Session:
 
     async def put(self, path, value, expected_version=None):
         found = self.tree.nodes.get(path)
+        if found is None and expected_version in (None, -1):   # made (persistent)
+            self.tree.nodes[path] = (value, 0, None)
+            return 0
         if found is None or (expected_version is not None and found[1] != expected_version):
             raise MetadataBadVersionError(path)
         self.tree.nodes[path] = (value, found[1] + 1, found[2])
@@ -224,3 +227,40 @@ async def test_reads_during_a_take_wait_for_it_never_mistaking_our_node_for_a_st
     answers = await asyncio.gather(a.acquire(bundle), a.owner_of(bundle), a.acquire(bundle), a.owner_of(bundle))
     assert all(answer is a.me for answer in answers)
     assert tree.nodes[bundle.path][1:] == (0, session)   # created once, never deleted and re-made
+
+
+async def test_one_leader_and_a_new_one_once_its_session_is_gone():
+    tree = Tree()
+    first, second = Session(tree), Session(tree)
+    a = LeaderElection(first, "127.0.0.1:7650", "http://127.0.0.1:7650")
+    b = LeaderElection(second, "127.0.0.1:7651", "http://127.0.0.1:7651")
+    await a.elect()
+    await b.elect()
+    assert a.is_leader and not b.is_leader and b.leader_id == "127.0.0.1:7650"
+    assert json.loads(tree.nodes["/loadbalance/leader"][0]) == {"serviceUrl": "http://127.0.0.1:7650",
+                                                                "brokerId": "127.0.0.1:7650"}
+    first.expire()
+    assert not a.is_leader
+    await b.elect()   # as its watch of the node does
+    assert b.is_leader and b.leader_id == "127.0.0.1:7651"
+
+
+async def test_a_split_keeps_every_topic_served_and_stores_the_boundaries_as_pulsar():
+    tree = Tree()
+    session, a, topics, _ = await broker(tree, 6650)
+    bundles = NamespaceBundles(1, session)
+    a.bundles = bundles
+    whole = (await bundles.load("public/split"))[0]
+    names = [TopicName.parse(f"persistent://public/split/t-{i}") for i in range(20)]
+    await a.acquire(whole)
+    lower, upper = await a.split(whole, 0x7FFFFFFF)
+    assert (lower.range, upper.range) == ("0x00000000_0x7fffffff", "0x7fffffff_0xffffffff")
+    for name in names:
+        a.check_serves(name)
+    assert whole.path not in tree.nodes and lower.path in tree.nodes and upper.path in tree.nodes
+    stored = json.loads(tree.nodes["/admin/local-policies/public/split"][0])
+    assert stored["bundles"] == {"boundaries": ["0x00000000", "0x7fffffff", "0xffffffff"], "numBundles": 2}
+    # another broker reads the new boundaries
+    assert [b.range for b in await NamespaceBundles(4, session).load("public/split")] == [lower.range, upper.range]
+    with pytest.raises(ServiceNotReady):   # no longer a bundle of ours
+        await a.split(whole, 0x100)
