@@ -4,6 +4,7 @@ metadata under a ZooKeeper chroot of its own, so groups never see each other's b
 
 from __future__ import annotations
 
+import json
 import shutil
 import uuid
 from pathlib import Path
@@ -33,7 +34,7 @@ def cluster_config(cluster, chroot: str, **extra: object) -> dict[str, object]:
 
 class BrokerGroup:
     def __init__(self, cluster, work_dir: Path, count: int, **extra: object) -> None:
-        chroot = f"pulsard-{uuid.uuid4().hex[:8]}"
+        self.chroot = chroot = f"pulsard-{uuid.uuid4().hex[:8]}"
         self.brokers = [Broker(work_dir / f"broker-{i}", None, mode="broker") for i in range(count)]
         for broker in self.brokers:
             broker.work_dir.mkdir(parents=True, exist_ok=True)
@@ -63,6 +64,17 @@ def http(method: str, url: str, body: object = None, follow: bool = True) -> tup
         return response.status_code, response.json() if response.content else None
     except ValueError:
         return response.status_code, response.text
+
+
+def zk_json(cluster, path: str) -> object:
+    """The JSON value of a ZooKeeper node (None when absent)."""
+    zk = KazooClient(hosts=cluster.zk_address)
+    zk.start(timeout=30)
+    try:
+        return json.loads(zk.get(path)[0]) if zk.exists(path) else None
+    finally:
+        zk.stop()
+        zk.close()
 
 
 def ledger_ensemble(cluster, broker, topic: str) -> list[str]:

@@ -23,12 +23,13 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from server.errors import InvalidTopicName
+from server.loadbalance.config import SPLIT_ALGORITHMS
 from server.policies.backlog_quota import POLICIES as BACKLOG_QUOTA_POLICIES, SIZE_QUOTA, TIME_QUOTA
 from server.policies.policy_values import BACKLOG_QUOTA_TYPES
 from server.security.client_credentials import ClientCredentials
 from server.topics.topic_name import TopicName
 
-from .cli_brokers import BROKERS, CLUSTERS
+from .cli_brokers import BROKER_STATS, BROKERS, CLUSTERS
 from .cli_requests import AdminCallError, CommandTable, Request
 from .client_conf import load_client_conf
 from .policy_fields import SCALAR_POLICIES
@@ -129,8 +130,20 @@ COMMANDS: dict[str, CommandTable] = {
                      lambda a: Request("GET", namespace_path(a.namespace))),
         "topics": ("list a namespace's topics", [(("namespace",), {})],
                    lambda a: Request("GET", namespace_path(a.namespace) + "/topics", query={"mode": "ALL"})),
-        "unload": ("unload every topic of a namespace", [(("namespace",), {})],
-                   lambda a: Request("PUT", namespace_path(a.namespace) + "/unload")),
+        "unload": ("unload every topic of a namespace (-b: of one bundle)",
+                   [(("namespace",), {}), (("-b", "--bundle"), {})],
+                   lambda a: Request("PUT", namespace_path(a.namespace) + (f"/{a.bundle}" if a.bundle else "")
+                                     + "/unload")),
+        "bundles": ("list a namespace's bundle boundaries (cluster mode)", [(("namespace",), {})],
+                    lambda a: Request("GET", namespace_path(a.namespace) + "/bundles")),
+        "split-bundle": (
+            "split a bundle in two (cluster mode); -u: unload both halves",
+            [(("namespace",), {}), (("-b", "--bundle"), {"required": True}),
+             (("-u", "--unload"), {"action": "store_true"}),
+             (("-san", "--split-algorithm-name"), {"dest": "algorithm", "choices": SPLIT_ALGORITHMS})],
+            lambda a: Request("PUT", f"{namespace_path(a.namespace)}/{a.bundle}/split",
+                              query={"unload": str(a.unload).lower(),
+                                     **({"splitAlgorithmName": a.algorithm} if a.algorithm else {})})),
         "clear-backlog": ("clear the backlog of every subscription", [(("namespace",), {})],
                           lambda a: Request("POST", namespace_path(a.namespace) + "/clearBacklog")),
         "get-backlog-quotas": ("show backlog quotas", [(("namespace",), {})],
@@ -259,6 +272,7 @@ COMMANDS: dict[str, CommandTable] = {
                    lambda a: Request("DELETE", schema_path(a.topic), query={"force": str(a.force).lower()})),
     },
     "brokers": BROKERS,
+    "broker-stats": BROKER_STATS,
     "clusters": CLUSTERS,
 }
 

@@ -1,4 +1,4 @@
-"""`pulsard admin brokers ...` and `pulsard admin clusters ...`: pulsar-admin's commands of these
+"""`pulsard admin brokers|broker-stats|clusters ...`: pulsar-admin's commands of these
 groups that map to endpoints pulsard serves (server/admin/brokers.py, clusters.py), with
 pulsar-admin's names and output: `healthcheck` prints ok, `version` the bare version, lists one
 name a line, `get-runtime-config` "key    value" lines, documents as JSON.
@@ -12,6 +12,7 @@ from urllib.parse import quote
 from .cli_requests import CommandTable, Request
 
 BROKERS_PATH = "/admin/v2/brokers"
+BROKER_STATS_PATH = "/admin/v2/broker-stats"
 CLUSTERS_PATH = "/admin/v2/clusters"
 
 
@@ -32,6 +33,13 @@ BROKERS: CommandTable = {
     "get-runtime-config": ("show the configuration in force", [],
                            lambda a: Request("GET", f"{BROKERS_PATH}/configuration/runtime", show=_key_value_lines)),
     "version": ("show the broker's version", [], lambda a: Request("GET", f"{BROKERS_PATH}/version")),
+}
+
+BROKER_STATS: CommandTable = {
+    "load-report": ("show the broker's load report (cluster mode)", [],
+                    lambda a: Request("GET", f"{BROKER_STATS_PATH}/load-report")),
+    "topics": ("show the broker's topics by namespace and bundle, with their stats (cluster mode)", [],
+               lambda a: Request("GET", f"{BROKER_STATS_PATH}/topics")),
 }
 
 CLUSTERS: CommandTable = {
