@@ -67,18 +67,23 @@ class NamespaceBundles:
             raise ValueError("defaultNumberOfNamespaceBundles must be at least 1")
         self._default = boundaries(count)
         self._store = store
-        self._bounds: dict[str, list[int]] = {}
+        self._bounds: dict[str, tuple[int, list[int]]] = {}   # namespace -> (version, boundaries)
 
     def all_of(self, namespace: str) -> list[Bundle]:
-        bounds = self._bounds.get(namespace, self._default)
+        bounds = self._bounds.get(namespace, (-1, self._default))[1]
         return [Bundle(namespace, lo, hi) for lo, hi in zip(bounds, bounds[1:])]
 
     async def load(self, namespace: str) -> list[Bundle]:
         """The namespace's bundles as stored now."""
         if self._store is not None:
-            stored, _ = await self._stored(namespace)
-            self._bounds[namespace] = _bounds_of(stored) or self._default
+            stored, version = await self._stored(namespace)
+            self._remember(namespace, version, _bounds_of(stored) or self._default)
         return self.all_of(namespace)
+
+    def _remember(self, namespace: str, version: int, bounds: list[int]) -> None:
+        """Never older boundaries over newer ones (a read may end after our own split)."""
+        if version >= self._bounds.get(namespace, (-1, []))[0]:
+            self._bounds[namespace] = (version, bounds)
 
     def bundle_of(self, name: TopicName) -> Bundle:
         code = topic_hash(name)
@@ -104,8 +109,8 @@ class NamespaceBundles:
         bounds = sorted([*bounds, point])
         policies = {**(stored or {}), "bundles": {"boundaries": [f"0x{b:08x}" for b in bounds],
                                                   "numBundles": len(bounds) - 1}}
-        await self._store.put(local_policies_path(bundle.namespace), json.dumps(policies).encode(), version)
-        self._bounds[bundle.namespace] = bounds
+        version = await self._store.put(local_policies_path(bundle.namespace), json.dumps(policies).encode(), version)
+        self._remember(bundle.namespace, version, bounds)
         return Bundle(bundle.namespace, bundle.lower, point), Bundle(bundle.namespace, point, bundle.upper)
 
     async def _stored(self, namespace: str) -> tuple[dict[str, Any] | None, int]:
