@@ -70,7 +70,7 @@ def test_one_leader_and_load_reports_as_pulsar_writes_them(cluster, group):
     a, b = group.brokers
     for broker in group.brokers:
         status, leader = http("GET", f"{broker.web_url}/admin/v2/brokers/leaderBroker")
-        assert status == 200 and leader == {"serviceUrl": a.web_url, "brokerId": f"127.0.0.1:{a.web_port}"}
+        assert status == 200 and leader == {"serviceUrl": a.web_url, "brokerId": f"127.0.0.1:{a.web_port}"}, leader
     assert zk_json(cluster, f"/{group.chroot}/loadbalance/leader") == leader
     create_namespace(a, "public/lb-report")
     topic = topics_in_distinct_bundles("public/lb-report", 1, "r")[0]

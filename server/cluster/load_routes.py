@@ -14,11 +14,12 @@ from server.admin.topic_stats import topic_stats
 from server.broker_service import MODE_ALL
 from server.loadbalance.bundle_split import split_point
 from server.loadbalance.config import SPLIT_ALGORITHMS
+from server.loadbalance.leader_election import LeaderElection, broker_id_of
 from server.topics.topic_name import TopicName
 
 from .bundle_stats import OwnedBundleStats
 from .bundles import topic_hash
-from .cluster_lookup import ClusterLookup, Leader
+from .cluster_lookup import ClusterLookup
 from .ownership import Ownership
 
 
@@ -28,12 +29,13 @@ class NamespaceTopics(Protocol):
     policies: Any
 
 
-def leader_routes(leader: Leader) -> list[web.RouteDef]:
+def leader_routes(leader: LeaderElection) -> list[web.RouteDef]:
     @rest_handler
     async def leader_broker(request: web.Request) -> web.Response:
         """Pulsar's BrokerInfo of the leader."""
-        require(leader.leader_id is not None, NOT_FOUND, "Couldn't find leader broker")
-        return web.json_response({"serviceUrl": f"http://{leader.leader_id}", "brokerId": leader.leader_id})
+        broker_id = broker_id_of(await leader.current())
+        require(broker_id is not None, NOT_FOUND, "Couldn't find leader broker")
+        return web.json_response({"serviceUrl": f"http://{broker_id}", "brokerId": broker_id})
 
     return [web.get("/admin/v2/brokers/leaderBroker", leader_broker)]
 

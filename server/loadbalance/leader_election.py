@@ -46,7 +46,14 @@ class LeaderElection:
 
     @property
     def leader_id(self) -> str | None:
-        return self.leader.get("brokerId") or _host_port(self.leader.get("serviceUrl")) if self.leader else None
+        return broker_id_of(self.leader)
+
+    async def current(self) -> dict[str, Any] | None:
+        """The LeaderBroker, read from the node while this broker has not run yet."""
+        if self.leader is None:
+            stored = await self._store.get(LEADER_PATH)
+            return json.loads(stored[0]) if stored is not None else None
+        return self.leader
 
     async def elect(self) -> None:
         async with self._electing:
@@ -110,5 +117,9 @@ class LeaderElection:
         task.add_done_callback(self._chores.discard)
 
 
-def _host_port(url: str | None) -> str | None:
-    return url.split("://", 1)[-1] if url else None
+def broker_id_of(leader: dict[str, Any] | None) -> str | None:
+    """host:webPort (Pulsar before 3.2 writes the serviceUrl only)."""
+    if not leader:
+        return None
+    url = leader.get("serviceUrl")
+    return leader.get("brokerId") or (url.split("://", 1)[-1] if url else None)
