@@ -165,7 +165,7 @@ def test_admin_split_as_pulsar_answers_it(group):
     status, _ = http("PUT", f"{ns}/0x00000000_0x40000000/split?unload=true&splitAlgorithmName=range_equally_divide")
     assert status == 204
     assert bundles_of(a, "public/lb-split")[:3] == ["0x00000000", "0x20000000", "0x40000000"]
-    topics = [f"persistent://public/lb-split/x-{i}" for i in range(40)]
+    topics = three_a_bundle("public/lb-split")   # never past loadBalancerNamespaceBundleMaxTopics (4)
     client = pulsar.Client(a.service_url, operation_timeout_seconds=60)
     try:
         round_trip(client, topics, "first")
@@ -177,6 +177,15 @@ def test_admin_split_as_pulsar_answers_it(group):
     assert http("PUT", f"{ns}/0x40000000_0x80000000/split")[0] == 412           # not a bundle any more
     assert http("PUT", f"{ns}/0x80000000_0xc0000000/split?splitAlgorithmName=halves")[0] == 412
     assert http("PUT", f"{b.web_url}/admin/v2/namespaces/public/nope/0x00000000_0x40000000/split")[0] == 404
+
+
+def three_a_bundle(namespace: str) -> list[str]:
+    """Three topics in each of the namespace's 4 first bundles."""
+    found: dict[str, list[str]] = {}
+    for i in range(1000):
+        topic = f"persistent://{namespace}/x-{i}"
+        found.setdefault(NamespaceBundles(4).bundle_of(TopicName.parse(topic)).range, []).append(topic)
+    return [topic for each in found.values() for topic in each[:3]]
 
 
 def test_pulsar_admin_leader_load_report_and_split(group, pulsar_admin_classpath, tmp_path):
