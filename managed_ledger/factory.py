@@ -75,7 +75,8 @@ async def open_ledger_client(config: StorageConfig, store: Any) -> LedgerClient:
         return await BookKeeperClient.open(
             client.metadata_service_uri, config.ensemble_size, config.write_quorum,
             config.ack_quorum, timeout_s=client.timeout_seconds,
-            speculative_read_s=client.speculative_read_timeout_ms / 1000)
+            speculative_read_s=client.speculative_read_timeout_ms / 1000,
+            explicit_lac_interval_s=client.explicit_lac_interval_ms / 1000)
     return await BookKeeper.open(config.data_dir / "bookie", config.bookie, store)
 
 

@@ -46,7 +46,7 @@ def parse_service_uri(uri: str) -> tuple[str, str]:
 class BookKeeperClient:
     def __init__(self, store: ZkMetadataStore, root: str, ensemble_size: int, write_quorum: int,
                  ack_quorum: int, password: bytes = b"", timeout_s: float = 10.0,
-                 speculative_read_s: float = 1.0) -> None:
+                 speculative_read_s: float = 1.0, explicit_lac_interval_s: float = 0.0) -> None:
         if not ensemble_size >= write_quorum >= ack_quorum >= 1:
             raise BookKeeperError(f"need E >= Qw >= Qa >= 1, got E={ensemble_size} "
                                   f"Qw={write_quorum} Qa={ack_quorum}")
@@ -59,6 +59,8 @@ class BookKeeperClient:
         self.master_key = master_key(password)
         self.pool = BookiePool(timeout_s)
         self.speculative_read_s = speculative_read_s or 1.0
+        #: writers send their LAC after this long idle (0: never), see write_handle.py
+        self.explicit_lac_interval_s = explicit_lac_interval_s
         self.placement = Placement(store, root)
         #: ledgers this client writes: opening one without recovery reads the live writer
         self._writers: weakref.WeakValueDictionary[int, LedgerWriteHandle] = \
@@ -67,7 +69,8 @@ class BookKeeperClient:
     @classmethod
     async def open(cls, service_uri: str, ensemble_size: int = 2, write_quorum: int = 2,
                    ack_quorum: int = 2, password: bytes = b"",
-                   timeout_s: float = 10.0, speculative_read_s: float = 1.0) -> BookKeeperClient:
+                   timeout_s: float = 10.0, speculative_read_s: float = 1.0,
+                   explicit_lac_interval_s: float = 0.0) -> BookKeeperClient:
         hosts, root = parse_service_uri(service_uri)
         store = await ZkMetadataStore.open(f"zk:{hosts}")
         if await store.get(f"{root}/LAYOUT") is None:
@@ -75,7 +78,7 @@ class BookKeeperClient:
             raise BookKeeperError(f"no BookKeeper cluster at {service_uri} ({root}/LAYOUT missing:"
                                   f" run BookieShell metaformat)")
         return cls(store, root, ensemble_size, write_quorum, ack_quorum, password, timeout_s,
-                   speculative_read_s)
+                   speculative_read_s, explicit_lac_interval_s)
 
     # ---- LedgerClient -------------------------------------------------------------------------
 
