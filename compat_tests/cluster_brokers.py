@@ -33,7 +33,7 @@ def cluster_config(cluster, chroot: str, **extra: object) -> dict[str, object]:
 
 class BrokerGroup:
     def __init__(self, cluster, work_dir: Path, count: int, **extra: object) -> None:
-        chroot = f"pulsard-{uuid.uuid4().hex[:8]}"
+        chroot = self.chroot = f"pulsard-{uuid.uuid4().hex[:8]}"
         self.brokers = [Broker(work_dir / f"broker-{i}", None, mode="broker") for i in range(count)]
         for broker in self.brokers:
             broker.work_dir.mkdir(parents=True, exist_ok=True)

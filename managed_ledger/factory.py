@@ -32,6 +32,7 @@ from .data_dir_lock import DataDirLock, require_directory
 from .entry_cache import EntryCache
 from .errors import ManagedLedgerClosedError
 from .interfaces import MetadataStore
+from .ledger_tags import LedgerTags, storage_id
 from .managed_ledger import ManagedLedgerImpl
 from .metadata import (MANAGED_LEDGERS_PATH, ManagedLedgerMetadata, cursor_path, decode_name,
                        managed_ledger_path)
@@ -96,8 +97,9 @@ async def open_factory(config: StorageConfig, lock: DataDirLock | None = None) -
         undo_on_failure.push_async_callback(bookkeeper.close)
         if not config.uses_bookkeeper_cluster and not config.metadata_store_url:
             await _delete_orphan_ledgers(store, bookkeeper)  # type: ignore[arg-type]
+        tags = LedgerTags(await storage_id(store))
         undo_on_failure.pop_all()
-    return ManagedLedgerFactoryImpl(config, store, bookkeeper, lock)
+    return ManagedLedgerFactoryImpl(config, store, bookkeeper, lock, tags)
 
 
 async def _delete_orphan_ledgers(store: MetadataStore, bookkeeper: BookKeeper) -> None:
@@ -106,7 +108,7 @@ async def _delete_orphan_ledgers(store: MetadataStore, bookkeeper: BookKeeper) -
     A crash between creating a ledger and recording it (rollover), or between dropping ledgers
     from a managed ledger's metadata and deleting them (trimming, empty ledgers), leaves such
     ledgers behind. Safe here because nothing is open yet and the embedded store has exactly one
-    broker; a shared (ZooKeeper) store needs BookKeeper's own garbage collection instead.
+    broker; on a BookKeeper cluster, orphan_ledgers.py does it instead.
     """
     referenced: set[int] = set()
     for component in await store.children(MANAGED_LEDGERS_PATH):
@@ -123,8 +125,9 @@ class ManagedLedgerFactoryImpl:
     """Implements interfaces.ManagedLedgerFactory."""
 
     def __init__(self, config: StorageConfig, store: Any, bookkeeper: LedgerClient,
-                 lock: DataDirLock) -> None:
+                 lock: DataDirLock, tags: LedgerTags) -> None:
         self.config = config
+        self.tags = tags
         self._lock = lock
         self.metadata_store: MetadataStore = store
         self._store = store
@@ -153,7 +156,7 @@ class ManagedLedgerFactoryImpl:
     async def _open(self, name: str) -> ManagedLedgerImpl:
         try:
             ledger = await ManagedLedgerImpl.open(name, self.config, self.metadata_store,
-                                                  self.bookkeeper, self.entry_cache,
+                                                  self.bookkeeper, self.entry_cache, self.tags,
                                                   self._forget)
             self._ledgers[name] = ledger
             return ledger
@@ -163,6 +166,12 @@ class ManagedLedgerFactoryImpl:
     def _forget(self, ledger: ManagedLedgerImpl) -> None:
         if self._ledgers.get(ledger.name) is ledger:
             del self._ledgers[ledger.name]
+
+    async def delete_orphan_ledgers(self) -> list[int]:
+        """Cluster mode: one pass of the orphan cleaner (orphan_ledgers.py); the ids deleted."""
+        from .orphan_ledgers import delete_orphan_ledgers   # cluster mode only: kazoo
+        return await delete_orphan_ledgers(self.metadata_store, self.bookkeeper, self.tags,  # type: ignore[arg-type]
+                                           self.config.orphan_ledger_min_age_minutes * 60)
 
     async def list_ledgers(self) -> list[str]:
         return sorted(decode_name(c) for c in await self.metadata_store.children(MANAGED_LEDGERS_PATH))

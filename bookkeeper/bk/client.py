@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 import weakref
+from typing import AsyncIterator
 
 from ..errors import BookKeeperError, MetadataNotFoundError, NoSuchLedgerError
 from ..zk_metadata_store import ZkMetadataStore
@@ -82,9 +83,9 @@ class BookKeeperClient:
 
     # ---- LedgerClient -------------------------------------------------------------------------
 
-    async def create_ledger(self, ensemble_size: int | None = None, write_quorum: int | None = None,
-                            ack_quorum: int | None = None,
-                            custom: dict[str, bytes] | None = None) -> LedgerWriteHandle:
+    async def create_ledger(self, custom: dict[str, bytes] | None = None,
+                            ensemble_size: int | None = None, write_quorum: int | None = None,
+                            ack_quorum: int | None = None) -> LedgerWriteHandle:
         size = ensemble_size or self.ensemble_size
         metadata = LedgerMetadata(
             ensemble_size=size, write_quorum=write_quorum or self.write_quorum,
@@ -120,6 +121,16 @@ class BookKeeperClient:
         except MetadataNotFoundError:
             raise NoSuchLedgerError(f"ledger {ledger_id} does not exist") from None
         logger.debug("deleted ledger %d", ledger_id)
+
+    async def list_ledgers(self, under: str = "") -> AsyncIterator[int]:
+        """Every ledger id, walking the (Long)HierarchicalLedgerManager tree: digit folders,
+        then ``L`` + digits leaves; the id is their digits joined (other nodes are skipped)."""
+        for name in await self.store.children(f"{self.root}{under}"):
+            if name.isdigit():
+                async for ledger_id in self.list_ledgers(f"{under}/{name}"):
+                    yield ledger_id
+            elif name[:1] == "L" and name[1:].isdigit() and under:
+                yield int(under.replace("/", "") + name[1:])
 
     async def close(self) -> None:
         await self.pool.close()
