@@ -57,8 +57,9 @@ async def open_metadata_store(config: StorageConfig) -> Any:
 
 
 async def open_configuration_store(config: StorageConfig) -> Any:
-    """The store of tenants, namespaces and policies (configurationMetadataStoreUrl, which
-    defaults to the metadata store)."""
+    """The store of clusters, tenants, namespace policies and partitioned topics, as Pulsar's
+    configuration store (configurationMetadataStoreUrl, which defaults to the metadata store:
+    several clusters may share one, each with its own local metadata store)."""
     return await _open_store_at(
         config.configuration_metadata_store_url or config.metadata_store_url, config)
 
@@ -98,8 +99,11 @@ async def open_factory(config: StorageConfig, lock: DataDirLock | None = None) -
         if not config.uses_bookkeeper_cluster and not config.metadata_store_url:
             await _delete_orphan_ledgers(store, bookkeeper)  # type: ignore[arg-type]
         tags = LedgerTags(await storage_id(store))
+        configuration = store
+        if config.configuration_metadata_store_url not in ("", config.metadata_store_url):
+            configuration = await open_configuration_store(config)
         undo_on_failure.pop_all()
-    return ManagedLedgerFactoryImpl(config, store, bookkeeper, lock, tags)
+    return ManagedLedgerFactoryImpl(config, store, bookkeeper, lock, tags, configuration)
 
 
 async def _delete_orphan_ledgers(store: MetadataStore, bookkeeper: BookKeeper) -> None:
@@ -125,9 +129,10 @@ class ManagedLedgerFactoryImpl:
     """Implements interfaces.ManagedLedgerFactory."""
 
     def __init__(self, config: StorageConfig, store: Any, bookkeeper: LedgerClient,
-                 lock: DataDirLock, tags: LedgerTags) -> None:
+                 lock: DataDirLock, tags: LedgerTags, configuration_store: Any) -> None:
         self.config = config
         self.tags = tags
+        self.configuration_store: MetadataStore = configuration_store
         self._lock = lock
         self.metadata_store: MetadataStore = store
         self._store = store
@@ -218,6 +223,8 @@ class ManagedLedgerFactoryImpl:
         try:
             await self.bookkeeper.close()
             await self._store.close()
+            if self.configuration_store is not self._store:
+                await self.configuration_store.close()
         finally:
             self._lock.release()
         logger.info("managed ledger factory closed")
