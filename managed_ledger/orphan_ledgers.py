@@ -23,13 +23,15 @@ import time
 
 from bookkeeper.bk.client import BookKeeperClient
 from bookkeeper.bk.ledger_metadata import LedgerMetadata, LedgerState
-from bookkeeper.errors import NoSuchLedgerError
+from bookkeeper.errors import BookKeeperError, NoSuchLedgerError
+from log_limits.repeats import RepeatLimitedLog
 
 from .interfaces import MetadataStore
 from .ledger_tags import COMPACTED_LEDGER, LedgerOwner, LedgerTags
 from .metadata import ManagedLedgerMetadata, managed_ledger_path
 
 logger = logging.getLogger(__name__)
+_repeats = RepeatLimitedLog(logger)   # ZooKeeper away: one line per interval, not per pass
 
 
 def is_orphan(ledger_id: int, ledger: LedgerMetadata, owner: LedgerOwner,
@@ -47,8 +49,20 @@ def is_orphan(ledger_id: int, ledger: LedgerMetadata, owner: LedgerOwner,
 
 async def delete_orphan_ledgers(store: MetadataStore, client: BookKeeperClient, tags: LedgerTags,
                                 min_age_s: float) -> list[int]:
-    """One pass over every ledger of the cluster; the ids deleted."""
+    """One pass over every ledger of the cluster; the ids deleted (a failed pass stops there:
+    the next one starts over)."""
     deleted: list[int] = []
+    try:
+        await _delete_orphans(store, client, tags, min_age_s, deleted)
+    except BookKeeperError as exc:
+        _repeats.warning(type(exc), "looking for orphan ledgers failed: %s", exc)
+    if deleted:
+        logger.info("deleted %d orphan ledgers: %s", len(deleted), deleted)
+    return deleted
+
+
+async def _delete_orphans(store: MetadataStore, client: BookKeeperClient, tags: LedgerTags,
+                          min_age_s: float, deleted: list[int]) -> None:
     async for ledger_id in client.list_ledgers():
         try:
             ledger, _ = await client.read_metadata(ledger_id)
@@ -66,6 +80,3 @@ async def delete_orphan_ledgers(store: MetadataStore, client: BookKeeperClient, 
         except NoSuchLedgerError:
             continue   # another broker's cleaner was first
         deleted.append(ledger_id)
-    if deleted:
-        logger.info("deleted %d orphan ledgers: %s", len(deleted), deleted)
-    return deleted

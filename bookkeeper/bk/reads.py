@@ -112,10 +112,11 @@ async def read_last_confirmed(client: BookKeeperClient, metadata: LedgerMetadata
 
     async def ask(bookie: str) -> int:
         connection = await client.pool.get(bookie)
-        if fence:
-            response = await connection.read_last(ledger_id, client.master_key, fence)
-        else:
-            response = await connection.read_lac(ledger_id)
+        response = None if fence else await connection.read_lac(ledger_id)
+        if response is None or response.status not in (Status.EOK, *_MISSING):
+            # fencing; or a bookie READ_LAC fails on (one sent the explicit LAC of a ledger
+            # none of whose entries it holds answers EIO, not ENOENTRY)
+            response = await connection.read_last(ledger_id, client.master_key if fence else None, fence)
         if response.status in _MISSING:
             return -1
         if response.status != Status.EOK or (fence and response.body is None):
