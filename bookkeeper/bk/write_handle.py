@@ -257,19 +257,16 @@ class LedgerWriteHandle:
         self._sent_lac = self._lac
         body = package_lac(self._ledger_id, self._lac)
         for bookie in self._metadata.last_ensemble:
-            loop.create_task(self._write_lac(bookie, self._lac, body))
+            connection = self._client.pool.connected(bookie)   # not connected now: skipped
+            if connection is not None:
+                reply = connection.write_lac(self._ledger_id, self._lac, self._client.master_key, body)
+                reply.add_done_callback(lambda r, b=bookie: self._on_lac_reply(b, r))
 
-    async def _write_lac(self, bookie: str, lac: int, body: bytes) -> None:
+    def _on_lac_reply(self, bookie: str, reply: asyncio.Future[Response]) -> None:
         """Best effort: a reader falls back on the piggybacked LAC; a bad bookie shows in adds."""
-        try:
-            connection = await self._client.pool.get(bookie)
-            response = await connection.write_lac(self._ledger_id, lac, self._client.master_key, body)
-        except BookKeeperError as exc:
-            logger.debug("ledger %d: explicit LAC to %s failed: %s", self._ledger_id, bookie, exc)
-            return
-        if response.status != Status.EOK:
-            logger.debug("ledger %d: explicit LAC to %s: %r", self._ledger_id, bookie,
-                         Status.of(response.status))
+        if not reply.cancelled() and (reply.exception() or reply.result().status != Status.EOK):
+            logger.debug("ledger %d: explicit LAC to %s failed: %s", self._ledger_id, bookie,
+                         reply.exception() or Status.of(reply.result().status))
 
     # ---- ensemble change ----------------------------------------------------------------------
 
