@@ -1,7 +1,8 @@
 """Orphan ledgers on real bookies (issue 28): a broker killed with SIGKILL right after creating
-the next ledger of a rollover, before its managed ledger records it, leaves that ledger in
-ZooKeeper for good; the orphan cleaner of the restarted broker deletes it, and no ledger a
-managed ledger lists, with every receipted message still read by the official client."""
+a topic's first ledger, or the next ledger of a rollover, before its managed ledger records
+it, leaves that ledger in ZooKeeper and on the bookies for good; the orphan cleaner of the
+restarted broker deletes it, and no ledger a managed ledger lists, nor any of another cluster
+on the same bookies, with every receipted message still read by the official client."""
 
 from __future__ import annotations
 
@@ -22,9 +23,11 @@ pytestmark = [pytest.mark.cluster, pytest.mark.timeout(240)]
 TOPIC = "persistent://public/default/orphans"
 
 
-def tagged_ledgers(zk: KazooClient, name: str) -> set[int]:
-    """Ledger ids whose custom metadata names the managed ledger (Pulsar's tag)."""
-    found = set()
+def tagged_ledgers(zk: KazooClient, name: str, chroot: str) -> tuple[set[int], set[int]]:
+    """Ledger ids whose custom metadata names the managed ledger (Pulsar's tag): those made by
+    the brokers of that chroot, and those of others."""
+    ours = zk.get(f"/{chroot}/pulsard/storage-id")[0]
+    found: tuple[set[int], set[int]] = (set(), set())
     for top in zk.get_children("/ledgers"):
         if not top.isdigit():
             continue
@@ -33,7 +36,7 @@ def tagged_ledgers(zk: KazooClient, name: str) -> set[int]:
                 ledger_id = int(top + middle + leaf[1:])
                 custom = dict(LedgerMetadata.decode(zk.get(ledger_path("/ledgers", ledger_id))[0]).custom)
                 if custom.get("pulsar/managed-ledger") == name.encode():
-                    found.add(ledger_id)
+                    found[custom["pulsard/storage-id"] != ours].add(ledger_id)
     return found
 
 
@@ -49,7 +52,8 @@ def receive_all(client: pulsar.Client, count: int) -> list[str]:
     return values
 
 
-def test_a_ledger_orphaned_by_a_kill_mid_rollover_is_deleted_and_no_live_one(cluster, tmp_path, monkeypatch):
+@pytest.mark.parametrize("nth", [1, 2], ids=["first-ledger-of-a-new-topic", "rollover"])
+def test_a_ledger_orphaned_by_a_kill_is_deleted_and_no_live_one(cluster, tmp_path, monkeypatch, nth):
     group = BrokerGroup(cluster, tmp_path, 1, managedLedgerMaxEntriesPerLedger=5,
                         managedLedgerMinLedgerRolloverTimeMinutes=0,
                         pulsardOrphanLedgerCheckIntervalMinutes=0.03,   # a pass every 1.8 s
@@ -58,23 +62,30 @@ def test_a_ledger_orphaned_by_a_kill_mid_rollover_is_deleted_and_no_live_one(clu
     zk = KazooClient(hosts=cluster.zk_address)
     zk.start(timeout=30)
     try:
-        # the second ledger of the topic is the first rollover's: the broker dies right after
-        monkeypatch.setenv("PULSARD_COMMAND", f"{sys.executable} -m compat_tests.crash_broker {TOPIC} 2")
+        # the topic's first ledger is made when it loads, the second by the first rollover
+        monkeypatch.setenv("PULSARD_COMMAND", f"{sys.executable} -m compat_tests.crash_broker {TOPIC} {nth}")
         group.start()
-        client = pulsar.Client(broker.service_url, operation_timeout_seconds=60)
-        client.subscribe(TOPIC, "keeps-everything").close()   # its backlog keeps every ledger
-        producer = client.create_producer(TOPIC, batching_enabled=False, send_timeout_millis=0)
-        sent = [f"before-{i}" for i in range(5)]
-        for value in sent:
-            producer.send(value.encode())
-        broker.proc.wait(timeout=60)          # the rollover after the 5th entry killed it
+        client = pulsar.Client(broker.service_url, operation_timeout_seconds=10)
+        sent: list[str] = []
+        if nth == 1:
+            with pytest.raises(pulsar.PulsarException):
+                client.subscribe(TOPIC, "keeps-everything")
+        else:
+            client.subscribe(TOPIC, "keeps-everything").close()   # its backlog keeps every ledger
+            producer = client.create_producer(TOPIC, batching_enabled=False, send_timeout_millis=0)
+            sent = [f"before-{i}" for i in range(5)]
+            for value in sent:
+                producer.send(value.encode())
+        broker.proc.wait(timeout=60)          # killed right after making the ledger
         assert "CRASH after creating ledger" in broker.log_tail()
         client.close()
-        (orphan,) = tagged_ledgers(zk, TOPIC) - listed_ledgers(zk, group.chroot, TOPIC)
+        ours, others = tagged_ledgers(zk, TOPIC, group.chroot)   # others': the same topic's, of other clusters
+        (orphan,) = ours - listed_ledgers(zk, group.chroot, TOPIC)
 
         monkeypatch.delenv("PULSARD_COMMAND")
         broker.start(timeout=60)
         client = pulsar.Client(broker.service_url, operation_timeout_seconds=60)
+        client.subscribe(TOPIC, "keeps-everything").close()
         producer = client.create_producer(TOPIC, batching_enabled=False, send_timeout_millis=0)
         deadline = time.monotonic() + 90
         i = 0
@@ -87,8 +98,8 @@ def test_a_ledger_orphaned_by_a_kill_mid_rollover_is_deleted_and_no_live_one(clu
             time.sleep(0.05)
         time.sleep(4)   # two more passes of the cleaner over the live ledgers
         listed = listed_ledgers(zk, group.chroot, TOPIC)
-        assert orphan not in listed and len(listed) > 2
-        assert all(zk.exists(ledger_path("/ledgers", ledger_id)) for ledger_id in listed)
+        assert orphan not in listed and len(listed) >= 2
+        assert all(zk.exists(ledger_path("/ledgers", ledger_id)) for ledger_id in listed | others)
         assert receive_all(client, len(sent)) == sent
         client.close()
     finally:
