@@ -175,8 +175,9 @@ class LedgerWriteHandle:
         if not targets:
             return
         body = package_entry(self._ledger_id, op.entry_id, self._lac, op.length, op.payload)
-        self._sent_lac = max(self._sent_lac, self._lac)
-        self._last_send = asyncio.get_running_loop().time()
+        if self._client.explicit_lac_interval_s:   # off by default: nothing more per add
+            self._sent_lac = max(self._sent_lac, self._lac)
+            self._last_send = asyncio.get_running_loop().time()
         for bookie in targets:
             op.sent.add(bookie)
             connection = self._client.pool.connected(bookie)
