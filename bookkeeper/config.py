@@ -79,3 +79,7 @@ class BookKeeperClientConfig:
     #: (Pulsar's default 0 turns it off; here 0 means 1 s, reads always have a fallback).
     speculative_read_timeout_ms: int = field(
         default=1000, metadata=conf_key("bookkeeperClientSpeculativeReadTimeoutInMillis"))
+    #: a writer idle this long after adds sends its LAC to its bookies (WRITE_LAC), so readers
+    #: on other brokers see its last entry; 0 (Pulsar's default) never sends one.
+    explicit_lac_interval_ms: int = field(
+        default=0, metadata=conf_key("bookkeeperExplicitLacIntervalInMills"))

@@ -57,7 +57,9 @@ class WriteHandle(ReadHandle, Protocol):
 class LedgerClient(Protocol):
     """Creates, opens and deletes ledgers."""
 
-    async def create_ledger(self) -> WriteHandle: ...
+    async def create_ledger(self, custom: dict[str, bytes] | None = None) -> WriteHandle:
+        """custom: who the ledger is for (managed_ledger/ledger_tags.py), kept in its metadata
+        where other processes may read it."""
 
     async def open_ledger(self, ledger_id: int, recovery: bool = True) -> ReadHandle:
         """With recovery, an unsealed ledger is fenced (its writer's adds are refused from now

@@ -32,10 +32,11 @@ class CompactedView:
     _handle: ReadHandle | None = None
 
     @classmethod
-    async def write(cls, bookkeeper: LedgerClient, entries: list[Entry], horizon: Position) -> CompactedView:
-        """Store the kept entries (oldest first) in a new, sealed ledger."""
+    async def write(cls, bookkeeper: LedgerClient, entries: list[Entry], horizon: Position,
+                    custom: dict[str, bytes]) -> CompactedView:
+        """Store the kept entries (oldest first) in a new, sealed ledger (tagged custom)."""
         try:
-            writer = await bookkeeper.create_ledger()
+            writer = await bookkeeper.create_ledger(custom)
             for entry in entries:
                 position = entry.position
                 await writer.add_entry(_POSITION.pack(position.ledger_id, position.entry_id) + bytes(entry.data))

@@ -63,6 +63,12 @@ class StorageConfig:
     #: retrying it until a bookie holding it is back (Pulsar's key and default).
     auto_skip_non_recoverable_data: bool = field(
         default=False, metadata=conf_key("autoSkipNonRecoverableData"))
+    #: (pulsard's own keys) cluster mode: how often each broker looks for orphan ledgers and
+    #: deletes them (0: never), and how old a ledger must be to count (orphan_ledgers.py).
+    orphan_ledger_check_interval_minutes: float = field(
+        default=60.0, metadata=conf_key("pulsardOrphanLedgerCheckIntervalMinutes"))
+    orphan_ledger_min_age_minutes: float = field(
+        default=60.0, metadata=conf_key("pulsardOrphanLedgerMinAgeMinutes"))
     bookie: BookieConfig = BookieConfig()
     bookkeeper_client: BookKeeperClientConfig = BookKeeperClientConfig()
 

@@ -32,6 +32,7 @@ from .data_dir_lock import DataDirLock, require_directory
 from .entry_cache import EntryCache
 from .errors import ManagedLedgerClosedError
 from .interfaces import MetadataStore
+from .ledger_tags import LedgerTags, storage_id
 from .managed_ledger import ManagedLedgerImpl
 from .metadata import (MANAGED_LEDGERS_PATH, ManagedLedgerMetadata, cursor_path, decode_name,
                        managed_ledger_path)
@@ -56,8 +57,9 @@ async def open_metadata_store(config: StorageConfig) -> Any:
 
 
 async def open_configuration_store(config: StorageConfig) -> Any:
-    """The store of tenants, namespaces and policies (configurationMetadataStoreUrl, which
-    defaults to the metadata store)."""
+    """The store of clusters, tenants, namespace policies and partitioned topics, as Pulsar's
+    configuration store (configurationMetadataStoreUrl, which defaults to the metadata store:
+    several clusters may share one, each with its own local metadata store)."""
     return await _open_store_at(
         config.configuration_metadata_store_url or config.metadata_store_url, config)
 
@@ -75,7 +77,8 @@ async def open_ledger_client(config: StorageConfig, store: Any) -> LedgerClient:
         return await BookKeeperClient.open(
             client.metadata_service_uri, config.ensemble_size, config.write_quorum,
             config.ack_quorum, timeout_s=client.timeout_seconds,
-            speculative_read_s=client.speculative_read_timeout_ms / 1000)
+            speculative_read_s=client.speculative_read_timeout_ms / 1000,
+            explicit_lac_interval_s=client.explicit_lac_interval_ms / 1000)
     return await BookKeeper.open(config.data_dir / "bookie", config.bookie, store)
 
 
@@ -95,8 +98,12 @@ async def open_factory(config: StorageConfig, lock: DataDirLock | None = None) -
         undo_on_failure.push_async_callback(bookkeeper.close)
         if not config.uses_bookkeeper_cluster and not config.metadata_store_url:
             await _delete_orphan_ledgers(store, bookkeeper)  # type: ignore[arg-type]
+        tags = LedgerTags(await storage_id(store))
+        configuration = store
+        if config.configuration_metadata_store_url not in ("", config.metadata_store_url):
+            configuration = await open_configuration_store(config)
         undo_on_failure.pop_all()
-    return ManagedLedgerFactoryImpl(config, store, bookkeeper, lock)
+    return ManagedLedgerFactoryImpl(config, store, bookkeeper, lock, tags, configuration)
 
 
 async def _delete_orphan_ledgers(store: MetadataStore, bookkeeper: BookKeeper) -> None:
@@ -105,7 +112,7 @@ async def _delete_orphan_ledgers(store: MetadataStore, bookkeeper: BookKeeper) -
     A crash between creating a ledger and recording it (rollover), or between dropping ledgers
     from a managed ledger's metadata and deleting them (trimming, empty ledgers), leaves such
     ledgers behind. Safe here because nothing is open yet and the embedded store has exactly one
-    broker; a shared (ZooKeeper) store needs BookKeeper's own garbage collection instead.
+    broker; on a BookKeeper cluster, orphan_ledgers.py does it instead.
     """
     referenced: set[int] = set()
     for component in await store.children(MANAGED_LEDGERS_PATH):
@@ -122,8 +129,10 @@ class ManagedLedgerFactoryImpl:
     """Implements interfaces.ManagedLedgerFactory."""
 
     def __init__(self, config: StorageConfig, store: Any, bookkeeper: LedgerClient,
-                 lock: DataDirLock) -> None:
+                 lock: DataDirLock, tags: LedgerTags, configuration_store: Any) -> None:
         self.config = config
+        self.tags = tags
+        self.configuration_store: MetadataStore = configuration_store
         self._lock = lock
         self.metadata_store: MetadataStore = store
         self._store = store
@@ -152,7 +161,7 @@ class ManagedLedgerFactoryImpl:
     async def _open(self, name: str) -> ManagedLedgerImpl:
         try:
             ledger = await ManagedLedgerImpl.open(name, self.config, self.metadata_store,
-                                                  self.bookkeeper, self.entry_cache,
+                                                  self.bookkeeper, self.entry_cache, self.tags,
                                                   self._forget)
             self._ledgers[name] = ledger
             return ledger
@@ -162,6 +171,12 @@ class ManagedLedgerFactoryImpl:
     def _forget(self, ledger: ManagedLedgerImpl) -> None:
         if self._ledgers.get(ledger.name) is ledger:
             del self._ledgers[ledger.name]
+
+    async def delete_orphan_ledgers(self) -> list[int]:
+        """Cluster mode: one pass of the orphan cleaner (orphan_ledgers.py); the ids deleted."""
+        from .orphan_ledgers import delete_orphan_ledgers   # cluster mode only: kazoo
+        return await delete_orphan_ledgers(self.metadata_store, self.bookkeeper, self.tags,  # type: ignore[arg-type]
+                                           self.config.orphan_ledger_min_age_minutes * 60)
 
     async def list_ledgers(self) -> list[str]:
         return sorted(decode_name(c) for c in await self.metadata_store.children(MANAGED_LEDGERS_PATH))
@@ -208,6 +223,8 @@ class ManagedLedgerFactoryImpl:
         try:
             await self.bookkeeper.close()
             await self._store.close()
+            if self.configuration_store is not self._store:
+                await self.configuration_store.close()
         finally:
             self._lock.release()
         logger.info("managed ledger factory closed")

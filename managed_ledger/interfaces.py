@@ -195,6 +195,9 @@ class ManagedLedgerFactory(Protocol):
     """Opens managed ledgers by name over one storage engine."""
 
     metadata_store: MetadataStore
+    #: clusters, tenants, namespace policies, partitioned topics (see open_configuration_store);
+    #: the metadata store itself unless configurationMetadataStoreUrl names another
+    configuration_store: MetadataStore
 
     async def open_ledger(self, name: str) -> ManagedLedger:
         """Open or create; the same instance while it stays open."""

@@ -25,7 +25,8 @@ import logging
 import time
 from typing import Callable, Mapping
 
-from bookkeeper.errors import BookKeeperError, NoSuchLedgerError
+from bookkeeper.errors import (BookKeeperError, MetadataBadVersionError, MetadataNotFoundError,
+                               NoSuchLedgerError)
 from bookkeeper.interfaces import LedgerClient, WriteHandle
 from log_limits.repeats import RepeatLimitedLog
 
@@ -42,6 +43,7 @@ from .errors import (ManagedLedgerClosedError, ManagedLedgerStorageError, Manage
 from .interfaces import MetadataStore
 from .latency import LatencyHistogram
 from .ledger_list import LedgerInfo, LedgerList
+from .ledger_tags import COMPACTED_LEDGER, MANAGED_LEDGER, LedgerOwner, LedgerTags
 from .metadata import CompactedLedger, ManagedLedgerMetadata, managed_ledger_path
 from .position import EARLIEST, Entry, InitialPosition, Position
 from .retention import RetentionPolicy, ledgers_beyond_retention
@@ -65,9 +67,10 @@ class ManagedLedgerImpl:
     """Implements interfaces.ManagedLedger."""
 
     def __init__(self, name: str, config: StorageConfig, store: MetadataStore,
-                 bookkeeper: LedgerClient, cache: EntryCache,
+                 bookkeeper: LedgerClient, cache: EntryCache, tags: LedgerTags,
                  on_closed: Callable[[ManagedLedgerImpl], None]) -> None:
         self.name = name
+        self._tags = tags
         self.config = config
         self.store = store
         self._bookkeeper = bookkeeper
@@ -106,9 +109,9 @@ class ManagedLedgerImpl:
 
     @classmethod
     async def open(cls, name: str, config: StorageConfig, store: MetadataStore,
-                   bookkeeper: LedgerClient, cache: EntryCache,
+                   bookkeeper: LedgerClient, cache: EntryCache, tags: LedgerTags,
                    on_closed: Callable[[ManagedLedgerImpl], None]) -> ManagedLedgerImpl:
-        ledger = cls(name, config, store, bookkeeper, cache, on_closed)
+        ledger = cls(name, config, store, bookkeeper, cache, tags, on_closed)
         try:
             await ledger._initialize()
         except BookKeeperError as exc:   # e.g. too few bookies for a new ledger: this layer's error
@@ -172,6 +175,8 @@ class ManagedLedgerImpl:
         if found is not None:
             metadata = ManagedLedgerMetadata.decode(found[0])
             self._metadata_version = found[1]
+        else:   # recorded before any ledger is made for it: see orphan_ledgers.py
+            self._metadata_version = await self.store.put(self._path, metadata.encode(), -1)
         ledgers = metadata.ledgers
         self._compacted = metadata.compacted
         self._terminated = metadata.terminated
@@ -179,7 +184,7 @@ class ManagedLedgerImpl:
             await self._recover_ledger(info)
         empty = {info.ledger_id for info in ledgers if not info.entries}
         self.ledger_list = LedgerList([info for info in ledgers if info.entries])
-        writer = await self._bookkeeper.create_ledger()
+        writer = await self._bookkeeper.create_ledger(self._tagged(MANAGED_LEDGER))
         info = LedgerInfo(writer.ledger_id)
         self.ledger_list.append(info)
         await self._persist_metadata()
@@ -322,7 +327,7 @@ class ManagedLedgerImpl:
         if old is not None:
             await self._seal(old)
         try:
-            writer = await self._bookkeeper.create_ledger()
+            writer = await self._bookkeeper.create_ledger(self._tagged(MANAGED_LEDGER))
         except BookKeeperError as exc:
             self._rollover_failed(exc)
             return
@@ -332,7 +337,7 @@ class ManagedLedgerImpl:
             await self._persist_metadata()
         except ManagedLedgerStorageError as exc:
             self.ledger_list.remove({writer.ledger_id})
-            await self._delete_ledger_quietly(writer.ledger_id)
+            await self._delete_unrecorded(writer.ledger_id, exc)
             self._rollover_failed(exc)
             return
         self._install_writer(writer, info)
@@ -517,6 +522,16 @@ class ManagedLedgerImpl:
             slowest = self._last_confirmed
         return ledgers_beyond_retention(self.ledger_list, self.retention, slowest, _now_ms())
 
+    def _tagged(self, component: str) -> dict[str, bytes]:
+        return self._tags.of(LedgerOwner(component, self.name))
+
+    async def _delete_unrecorded(self, ledger_id: int, error: ManagedLedgerStorageError) -> None:
+        """A new ledger whose recording failed: deleted when the metadata surely does not name
+        it (the CAS lost); after a lost connection the write may have landed, so it is left to
+        the orphan cleaner, which reads the metadata again."""
+        if isinstance(error.__cause__, (MetadataBadVersionError, MetadataNotFoundError)):
+            await self._delete_ledger_quietly(ledger_id)
+
     async def _delete_ledger_quietly(self, ledger_id: int) -> None:
         try:
             await self._bookkeeper.delete_ledger(ledger_id)
@@ -537,14 +552,14 @@ class ManagedLedgerImpl:
         """Store a new compacted view (entries oldest first) and make it current; the previous
         one's ledger is deleted once the metadata names the new one."""
         self._check_open()
-        view = await CompactedView.write(self._bookkeeper, entries, horizon)
+        view = await CompactedView.write(self._bookkeeper, entries, horizon, self._tagged(COMPACTED_LEDGER))
         previous = self._compacted
         self._compacted = CompactedLedger(view.ledger_id, horizon)
         try:
             await self._persist_metadata()
-        except ManagedLedgerStorageError:
+        except ManagedLedgerStorageError as exc:
             self._compacted = previous
-            await self._delete_ledger_quietly(view.ledger_id)
+            await self._delete_unrecorded(view.ledger_id, exc)
             raise
         self._compacted_view = view
         if previous is not None:

@@ -71,10 +71,13 @@ class BrokerService:
         #: None for standalone (every topic is served here); set by a broker of a cluster
         self.served: ServedTopics | None = None
         self.storage = storage
+        #: local state (topics, schemas, ownership); clusters, tenants, namespaces and
+        #: partitioned topics are in the configuration store, as in Pulsar
         self.metadata = storage.metadata_store
+        self.configuration = storage.configuration_store
         self.schemas = SchemaRegistry(self.metadata, Strategy(config.schema_compatibility_strategy))
-        self.policies = NamespacePolicies(self.metadata)
-        self.authorization = Authorization(config.security, self.policies, self.metadata, POLICIES_ROOT,
+        self.policies = NamespacePolicies(self.configuration)
+        self.authorization = Authorization(config.security, self.policies, self.configuration, POLICIES_ROOT,
                                            self.authentication.audit)
         self.connections: set = set()
         #: Connections accepted since start (closed ones = this minus the open ones), for /metrics.
@@ -238,7 +241,7 @@ class BrokerService:
         return f"{PARTITIONED_TOPICS}/{name.domain}/{name.tenant}/{name.namespace_local}/{quote(name.local_name, safe='')}"
 
     async def _stored_partitions(self, name: TopicName) -> int:
-        stored = await self.metadata.get(self._partitions_path(name))
+        stored = await self.configuration.get(self._partitions_path(name))
         return json.loads(stored[0])["partitions"] if stored else 0
 
     async def partitioned_count(self, name: TopicName) -> int:
@@ -267,7 +270,7 @@ class BrokerService:
 
     async def create_partitioned(self, name: TopicName, partitions: int, exist_ok: bool = False) -> int:
         try:
-            await self.metadata.put(self._partitions_path(name), json.dumps({"partitions": partitions}).encode(), -1)
+            await self.configuration.put(self._partitions_path(name), json.dumps({"partitions": partitions}).encode(), -1)
         except MetadataBadVersionError:  # created meanwhile by another request
             if not exist_ok:
                 raise
@@ -282,22 +285,22 @@ class BrokerService:
             raise TopicNotFound(f"Partitioned topic {name} does not exist")
         for index in range(partitions):
             await self._remove_topic(name.partition(index), force)
-        await self.metadata.delete(self._partitions_path(name))
+        await self.configuration.delete(self._partitions_path(name))
         log.info("deleted partitioned topic %s", name)
 
     async def update_partitions(self, name: TopicName, partitions: int) -> None:
         """Partitions can only be added, never removed (as in Pulsar)."""
         path = self._partitions_path(name)
-        stored = await self.metadata.get(path)
+        stored = await self.configuration.get(path)
         if stored is None:
             raise TopicNotFound(f"Partitioned topic {name} does not exist")
         if partitions <= json.loads(stored[0])["partitions"]:
             raise NotAllowed("The number of partitions can only be increased")
-        await self.metadata.put(path, json.dumps({"partitions": partitions}).encode(), stored[1])
+        await self.configuration.put(path, json.dumps({"partitions": partitions}).encode(), stored[1])
 
     async def partitioned_topics_of(self, namespace: str, domain: str) -> list[str]:
         tenant, _, local = namespace.partition("/")
-        children = await self.metadata.children(f"{PARTITIONED_TOPICS}/{domain}/{tenant}/{local}")
+        children = await self.configuration.children(f"{PARTITIONED_TOPICS}/{domain}/{tenant}/{local}")
         return sorted(str(TopicName(domain, tenant, local, unquote(child))) for child in children)
 
     async def delete_partitioned_in(self, namespace: str) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 import weakref
+from typing import AsyncIterator
 
 from ..errors import BookKeeperError, MetadataNotFoundError, NoSuchLedgerError
 from ..zk_metadata_store import ZkMetadataStore
@@ -46,7 +47,7 @@ def parse_service_uri(uri: str) -> tuple[str, str]:
 class BookKeeperClient:
     def __init__(self, store: ZkMetadataStore, root: str, ensemble_size: int, write_quorum: int,
                  ack_quorum: int, password: bytes = b"", timeout_s: float = 10.0,
-                 speculative_read_s: float = 1.0) -> None:
+                 speculative_read_s: float = 1.0, explicit_lac_interval_s: float = 0.0) -> None:
         if not ensemble_size >= write_quorum >= ack_quorum >= 1:
             raise BookKeeperError(f"need E >= Qw >= Qa >= 1, got E={ensemble_size} "
                                   f"Qw={write_quorum} Qa={ack_quorum}")
@@ -59,6 +60,8 @@ class BookKeeperClient:
         self.master_key = master_key(password)
         self.pool = BookiePool(timeout_s)
         self.speculative_read_s = speculative_read_s or 1.0
+        #: writers send their LAC after this long idle (0: never), see write_handle.py
+        self.explicit_lac_interval_s = explicit_lac_interval_s
         self.placement = Placement(store, root)
         #: ledgers this client writes: opening one without recovery reads the live writer
         self._writers: weakref.WeakValueDictionary[int, LedgerWriteHandle] = \
@@ -67,7 +70,8 @@ class BookKeeperClient:
     @classmethod
     async def open(cls, service_uri: str, ensemble_size: int = 2, write_quorum: int = 2,
                    ack_quorum: int = 2, password: bytes = b"",
-                   timeout_s: float = 10.0, speculative_read_s: float = 1.0) -> BookKeeperClient:
+                   timeout_s: float = 10.0, speculative_read_s: float = 1.0,
+                   explicit_lac_interval_s: float = 0.0) -> BookKeeperClient:
         hosts, root = parse_service_uri(service_uri)
         store = await ZkMetadataStore.open(f"zk:{hosts}")
         if await store.get(f"{root}/LAYOUT") is None:
@@ -75,13 +79,13 @@ class BookKeeperClient:
             raise BookKeeperError(f"no BookKeeper cluster at {service_uri} ({root}/LAYOUT missing:"
                                   f" run BookieShell metaformat)")
         return cls(store, root, ensemble_size, write_quorum, ack_quorum, password, timeout_s,
-                   speculative_read_s)
+                   speculative_read_s, explicit_lac_interval_s)
 
     # ---- LedgerClient -------------------------------------------------------------------------
 
-    async def create_ledger(self, ensemble_size: int | None = None, write_quorum: int | None = None,
-                            ack_quorum: int | None = None,
-                            custom: dict[str, bytes] | None = None) -> LedgerWriteHandle:
+    async def create_ledger(self, custom: dict[str, bytes] | None = None,
+                            ensemble_size: int | None = None, write_quorum: int | None = None,
+                            ack_quorum: int | None = None) -> LedgerWriteHandle:
         size = ensemble_size or self.ensemble_size
         metadata = LedgerMetadata(
             ensemble_size=size, write_quorum=write_quorum or self.write_quorum,
@@ -117,6 +121,16 @@ class BookKeeperClient:
         except MetadataNotFoundError:
             raise NoSuchLedgerError(f"ledger {ledger_id} does not exist") from None
         logger.debug("deleted ledger %d", ledger_id)
+
+    async def list_ledgers(self, under: str = "") -> AsyncIterator[int]:
+        """Every ledger id, walking the (Long)HierarchicalLedgerManager tree: digit folders,
+        then ``L`` + digits leaves; the id is their digits joined (other nodes are skipped)."""
+        for name in await self.store.children(f"{self.root}{under}"):
+            if name.isdigit():
+                async for ledger_id in self.list_ledgers(f"{under}/{name}"):
+                    yield ledger_id
+            elif name[:1] == "L" and name[1:].isdigit() and under:
+                yield int(under.replace("/", "") + name[1:])
 
     async def close(self) -> None:
         await self.pool.close()

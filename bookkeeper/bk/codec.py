@@ -2,14 +2,15 @@
 
 Framing: a 4-byte big-endian length, then a protobuf ``Request`` or ``Response``
 (bookkeeper-proto BookkeeperProtocol.proto). Only the messages the client needs are here:
-ADD_ENTRY (normal and RECOVERY_ADD) and READ_ENTRY (normal, FENCE_LEDGER, entry -1 = the
-bookie's last entry). Each request carries a header {version=3, operation, txnId}; the reply
+ADD_ENTRY (normal and RECOVERY_ADD), READ_ENTRY (normal, FENCE_LEDGER, entry -1 = the
+bookie's last entry), and WRITE_LAC / READ_LAC (the explicit LAC of an idle writer). Each request carries a header {version=3, operation, txnId}; the reply
 echoes it, so replies are matched on (txnId, operation) and may come in any order.
 
 An entry's body is built by the client and stored as-is by the bookie:
 ``ledgerId | entryId | lastAddConfirmed | length`` (int64 big-endian each, length being the
 ledger's cumulative length including this entry), then the digest (CRC32C: 4 bytes over the
-32 header bytes and the payload), then the payload.
+32 header bytes and the payload), then the payload. An explicit LAC's body is
+``ledgerId | lac`` and the CRC32C of those 16 bytes (DigestManager's LAC format).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from ..errors import EntryCorruptedError
 VERSION_THREE = 3
 READ_ENTRY = 1
 ADD_ENTRY = 2
+WRITE_LAC = 6
+READ_LAC = 7
 #: AddRequest.flag RECOVERY_ADD, ReadRequest.flag FENCE_LEDGER
 FLAG_RECOVERY_ADD = 1
 FLAG_FENCE_LEDGER = 1
@@ -34,6 +37,7 @@ LAST_ADD_CONFIRMED = -1
 HIGH_PRIORITY = 100
 
 ENTRY_HEADER = struct.Struct(">qqqq")
+LAC_HEADER = struct.Struct(">qq")
 DIGEST_CRC32C = struct.Struct(">I")
 METADATA_LENGTH = ENTRY_HEADER.size
 _FRAME = struct.Struct(">i")
@@ -164,6 +168,17 @@ def encode_read(txn_id: int, ledger_id: int, entry_id: int, key: bytes | None = 
     return _FRAME.pack(len(request)) + request
 
 
+def encode_write_lac(txn_id: int, ledger_id: int, lac: int, key: bytes, body: bytes) -> bytes:
+    write = field_varint(1, ledger_id) + field_varint(2, lac) + field_bytes(3, key) + field_bytes(4, body)
+    request = _header(WRITE_LAC, txn_id, 0) + field_bytes(103, write)
+    return _FRAME.pack(len(request)) + request
+
+
+def encode_read_lac(txn_id: int, ledger_id: int) -> bytes:
+    request = _header(READ_LAC, txn_id, 0) + field_bytes(104, field_varint(1, ledger_id))
+    return _FRAME.pack(len(request)) + request
+
+
 # ---- responses ------------------------------------------------------------------------------
 
 @dataclass(slots=True)
@@ -175,6 +190,8 @@ class Response:
     entry_id: int = -1
     body: bytes | None = None
     max_lac: int = -1
+    #: READ_LAC: the explicit LAC's body (body is then the bookie's last entry)
+    lac_body: bytes | None = None
 
 
 def decode_response(frame: memoryview) -> Response:
@@ -190,15 +207,18 @@ def decode_response(frame: memoryview) -> Response:
                     txn_id = sub_value  # type: ignore[assignment]
         elif number == 2:
             status = value  # type: ignore[assignment]
-        elif number in (100, 101):
+        elif number in (100, 101, 103, 104):
             inner = value  # type: ignore[assignment]
     response = Response(operation, txn_id, status)
+    read_lac = operation == READ_LAC  # its fields 3 and 4 are bodies, not an entry id and body
     if inner is not None:
         for number, value in parse_fields(inner):
             if number == 1:
                 inner_status = value  # type: ignore[assignment]
             elif number == 2:
                 response.ledger_id = signed64(value)  # type: ignore[arg-type]
+            elif number == 3 and read_lac:
+                response.lac_body = bytes(value)  # type: ignore[arg-type]
             elif number == 3:
                 response.entry_id = signed64(value)  # type: ignore[arg-type]
             elif number == 4:
@@ -256,3 +276,19 @@ def unpack_entry(body: bytes, ledger_id: int, entry_id: int | None = None) -> St
         raise EntryCorruptedError(f"asked ledger {ledger_id} entry {entry_id}, "
                                   f"got {got_ledger}/{got_entry}")
     return StoredEntry(got_ledger, got_entry, lac, length, bytes(payload))
+
+
+def package_lac(ledger_id: int, lac: int) -> bytes:
+    header = LAC_HEADER.pack(ledger_id, lac)
+    return header + DIGEST_CRC32C.pack(crc32c(header))
+
+
+def unpack_lac(body: bytes, ledger_id: int) -> int:
+    """The LAC of an explicit-LAC body, its digest and ledger id checked."""
+    if len(body) != LAC_HEADER.size + DIGEST_CRC32C.size:
+        raise EntryCorruptedError(f"ledger {ledger_id}: explicit LAC body of {len(body)} bytes")
+    got_ledger, lac = LAC_HEADER.unpack_from(body)
+    (digest,) = DIGEST_CRC32C.unpack_from(body, LAC_HEADER.size)
+    if crc32c(body[:LAC_HEADER.size]) != digest or got_ledger != ledger_id:
+        raise EntryCorruptedError(f"ledger {ledger_id}: bad explicit LAC (ledger {got_ledger})")
+    return lac

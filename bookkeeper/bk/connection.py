@@ -14,10 +14,12 @@ import asyncio
 import itertools
 import logging
 import time
+from typing import Callable
 
 from ..errors import BookieUnavailableError
-from .codec import (ADD_ENTRY, LAST_ADD_CONFIRMED, READ_ENTRY, Response, decode_response,
-                    encode_add, encode_read, split_frames)
+from .codec import (ADD_ENTRY, LAST_ADD_CONFIRMED, READ_ENTRY, READ_LAC, WRITE_LAC, Response,
+                    decode_response, encode_add, encode_read, encode_read_lac, encode_write_lac,
+                    split_frames)
 
 logger = logging.getLogger(__name__)
 
@@ -83,21 +85,31 @@ class BookieConnection(asyncio.Protocol):
 
     def read(self, ledger_id: int, entry_id: int, key: bytes | None = None,
              fence: bool = False) -> asyncio.Future[Response]:
-        txn = next(self._txn)
-        future = self._register(txn, READ_ENTRY)
-        if not future.done():
-            self._queue([encode_read(txn, ledger_id, entry_id, key, fence)])
-        return future
+        return self._request(READ_ENTRY, lambda txn: encode_read(txn, ledger_id, entry_id, key, fence))
 
     def read_last(self, ledger_id: int, key: bytes | None = None,
                   fence: bool = False) -> asyncio.Future[Response]:
         return self.read(ledger_id, LAST_ADD_CONFIRMED, key, fence)
+
+    def write_lac(self, ledger_id: int, lac: int, key: bytes, body: bytes) -> asyncio.Future[Response]:
+        return self._request(WRITE_LAC, lambda txn: encode_write_lac(txn, ledger_id, lac, key, body))
+
+    def read_lac(self, ledger_id: int) -> asyncio.Future[Response]:
+        return self._request(READ_LAC, lambda txn: encode_read_lac(txn, ledger_id))
 
     def close(self) -> None:
         if self._transport is not None:
             self._transport.close()
 
     # ---- internals ----------------------------------------------------------------------
+
+    def _request(self, operation: int, encode: Callable[[int], bytes]) -> asyncio.Future[Response]:
+        """A one-buffer request (all but adds) under a new txnId."""
+        txn = next(self._txn)
+        future = self._register(txn, operation)
+        if not future.done():
+            self._queue([encode(txn)])
+        return future
 
     def _queue(self, buffers: list[bytes]) -> None:
         if not self._outgoing:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import (BookieRequestError, BookieUnavailableError, EntryCorruptedError,
                       EntryUnreadableError, NoSuchEntryError)
-from .codec import Status, StoredEntry, unpack_entry
+from .codec import Status, StoredEntry, unpack_entry, unpack_lac
 from .ledger_metadata import LedgerMetadata, LedgerState
 from .placement import write_set
 
@@ -104,20 +104,27 @@ async def read_last_confirmed(client: BookKeeperClient, metadata: LedgerMetadata
     """(LAC, length) as the bookies of the last ensemble see it, fencing them when asked.
 
     Each bookie answers with the last entry it holds, whose header carries the writer's LAC at
-    the time. Enough answers must come back that every write set has Qw - Qa + 1 of them: then
-    no write can still reach Qa behind our back (QuorumCoverageSet)."""
+    the time, and (READ_LAC, when not fencing) the explicit LAC an idle writer sent it: without
+    that, a reader never sees the writer's last entry until it writes again. Enough answers
+    must come back that every write set has Qw - Qa + 1 of them: then no write can still reach
+    Qa behind our back (QuorumCoverageSet)."""
     ensemble = metadata.last_ensemble
-    key = client.master_key if fence else None
 
     async def ask(bookie: str) -> int:
         connection = await client.pool.get(bookie)
-        response = await connection.read_last(ledger_id, key, fence)
+        response = None if fence else await connection.read_lac(ledger_id)
+        if response is None or response.status not in (Status.EOK, *_MISSING):
+            # fencing; or a bookie READ_LAC fails on (one sent the explicit LAC of a ledger
+            # none of whose entries it holds answers EIO, not ENOENTRY)
+            response = await connection.read_last(ledger_id, client.master_key if fence else None, fence)
         if response.status in _MISSING:
             return -1
-        if response.status != Status.EOK or response.body is None:
+        if response.status != Status.EOK or (fence and response.body is None):
             raise BookieRequestError(f"{'fence' if fence else 'read LAC'} {ledger_id} on "
                                      f"{bookie}: {Status.of(response.status)!r}")
-        return unpack_entry(response.body, ledger_id).lac
+        explicit = unpack_lac(response.lac_body, ledger_id) if response.lac_body else -1
+        piggybacked = unpack_entry(response.body, ledger_id).lac if response.body else -1
+        return max(explicit, piggybacked)
 
     outcomes = await asyncio.gather(*[ask(b) for b in ensemble], return_exceptions=True)
     answered = {i for i, o in enumerate(outcomes) if not isinstance(o, BaseException)}

@@ -11,6 +11,11 @@ starting at LAC + 1 is written to the ledger metadata (CAS), and the unacknowled
 sent to the newcomer. Acknowledgements wait while that happens, as in BookKeeper's
 LedgerHandle. No replacement: the pending adds fail with NotEnoughBookiesError. EFENCED means
 a recovery took the ledger over: every pending add fails with LedgerFencedError.
+
+Explicit LAC (client explicit_lac_interval_s > 0): the LAC reaches bookies only on the next add,
+so a reader elsewhere never sees the last entry before the writer goes idle. Once no add was
+sent for that long and the LAC passed the one the last add carried, it is sent alone
+(WRITE_LAC) to the last ensemble, best effort, as BookKeeper's ExplicitLacFlushPolicy does.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from log_limits.repeats import RepeatLimitedLog
 from ..bookie import future_callback
 from ..errors import (BookieRequestError, BookieUnavailableError, BookKeeperError,
                       LedgerClosedError, LedgerFencedError, MetadataBadVersionError)
-from .codec import Response, Status, package_entry
+from .codec import Response, Status, package_entry, package_lac
 from .ledger_metadata import LedgerMetadata, LedgerState
 from .placement import write_set
 from .reads import read_confirmed
@@ -73,6 +78,9 @@ class LedgerWriteHandle:
         self._closed = False
         self._drained = asyncio.Event()
         self._drained.set()
+        self._sent_lac = -1   # the highest LAC bookies were sent (on an add, or alone)
+        self._last_send = 0.0
+        self._lac_timer: asyncio.TimerHandle | None = None
         #: ensemble changes done (for tests and metrics)
         self.ensemble_changes = 0
 
@@ -133,6 +141,8 @@ class LedgerWriteHandle:
             return
         self._closing = True
         await self._drained.wait()
+        if self._lac_timer is not None:
+            self._lac_timer.cancel()
         if isinstance(self._error, LedgerFencedError):
             self._closed = True
             raise self._error
@@ -165,6 +175,9 @@ class LedgerWriteHandle:
         if not targets:
             return
         body = package_entry(self._ledger_id, op.entry_id, self._lac, op.length, op.payload)
+        if self._client.explicit_lac_interval_s:   # off by default: nothing more per add
+            self._sent_lac = max(self._sent_lac, self._lac)
+            self._last_send = asyncio.get_running_loop().time()
         for bookie in targets:
             op.sent.add(bookie)
             connection = self._client.pool.connected(bookie)
@@ -216,6 +229,9 @@ class LedgerWriteHandle:
             on_done(op.entry_id, None)
         if not self._pending:
             self._drained.set()
+        if self._client.explicit_lac_interval_s and self._lac_timer is None and self._lac > self._sent_lac:
+            self._lac_timer = asyncio.get_running_loop().call_later(
+                self._client.explicit_lac_interval_s, self._flush_lac)
 
     def _fail(self, error: BaseException) -> None:
         if self._error is None:
@@ -227,6 +243,31 @@ class LedgerWriteHandle:
             if on_done is not None:
                 on_done(op.entry_id, error)
         self._drained.set()
+
+    # ---- explicit LAC -------------------------------------------------------------------------
+
+    def _flush_lac(self) -> None:
+        self._lac_timer = None
+        if self._closing or self._error is not None or self._lac <= self._sent_lac:
+            return
+        loop = asyncio.get_running_loop()
+        idle_at = self._last_send + self._client.explicit_lac_interval_s
+        if loop.time() < idle_at:   # adds went out since: wait until they stop
+            self._lac_timer = loop.call_at(idle_at, self._flush_lac)
+            return
+        self._sent_lac = self._lac
+        body = package_lac(self._ledger_id, self._lac)
+        for bookie in self._metadata.last_ensemble:
+            connection = self._client.pool.connected(bookie)   # not connected now: skipped
+            if connection is not None:
+                reply = connection.write_lac(self._ledger_id, self._lac, self._client.master_key, body)
+                reply.add_done_callback(lambda r, b=bookie: self._on_lac_reply(b, r))
+
+    def _on_lac_reply(self, bookie: str, reply: asyncio.Future[Response]) -> None:
+        """Best effort: a reader falls back on the piggybacked LAC; a bad bookie shows in adds."""
+        if not reply.cancelled() and (reply.exception() or reply.result().status != Status.EOK):
+            logger.debug("ledger %d: explicit LAC to %s failed: %s", self._ledger_id, bookie,
+                         reply.exception() or Status.of(reply.result().status))
 
     # ---- ensemble change ----------------------------------------------------------------------
 

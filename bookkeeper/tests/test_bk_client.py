@@ -224,6 +224,58 @@ async def test_readers_follow_a_ledger_still_being_written(cluster) -> None:
         await reader_client.close()
 
 
+async def test_an_idle_writer_sends_its_lac_so_readers_elsewhere_see_its_last_entry(cluster) -> None:
+    """bookkeeperExplicitLacIntervalInMills: without it a reader on another client stops one
+    entry short of an idle writer (the last LAC only rides on a next add); with it, READ_LAC
+    gives the reader the writer's LAC once the writer is idle that long."""
+    quiet = await open_client(cluster)
+    flushing = await BookKeeperClient.open(cluster.metadata_service_uri, 3, 3, 2,
+                                           explicit_lac_interval_s=0.2)
+    reader_client = await open_client(cluster)
+    try:
+        for writer_client, expected in ((quiet, 18), (flushing, 19)):
+            writer = await writer_client.create_ledger()
+            for i in range(20):
+                await writer.add_entry(payload(i))
+            remote = await reader_client.open_ledger(writer.ledger_id, recovery=False)
+            for _ in range(100):
+                if remote.last_add_confirmed >= expected:
+                    break
+                await asyncio.sleep(0.1)
+                await remote.refresh()
+            await asyncio.sleep(0.5)   # more than the interval: nothing newer shows up
+            await remote.refresh()
+            assert remote.last_add_confirmed == expected
+            assert await remote.read_entries(0, expected) == [payload(i) for i in range(expected + 1)]
+            assert not remote.is_closed
+            await writer.close()
+    finally:
+        for client in (quiet, flushing, reader_client):
+            await client.close()
+
+
+async def test_the_explicit_lac_reaches_bookies_holding_no_entry_of_the_ledger(cluster) -> None:
+    """E3/Qw2/Qa1, one entry: the third bookie gets only the explicit LAC; it must still count
+    as an answer (a reader needs Qw - Qa + 1 = 2 of every write set)."""
+    writer_client = await BookKeeperClient.open(cluster.metadata_service_uri, 3, 2, 1,
+                                                explicit_lac_interval_s=0.1)
+    reader_client = await open_client(cluster)
+    try:
+        writer = await writer_client.create_ledger()
+        await writer.add_entry(payload(0))
+        remote = await reader_client.open_ledger(writer.ledger_id, recovery=False)
+        for _ in range(100):
+            if remote.last_add_confirmed == 0:
+                break
+            await asyncio.sleep(0.1)
+            await remote.refresh()
+        assert await remote.read_entries(0, 0) == [payload(0)]
+        await writer.close()
+    finally:
+        await writer_client.close()
+        await reader_client.close()
+
+
 async def test_reads_fall_back_to_another_replica_when_one_is_unreachable(cluster) -> None:
     from bookkeeper.bk.reads import LedgerReadHandle
     from bookkeeper.cluster_kit.cluster import free_port

@@ -7,9 +7,11 @@ import struct
 import pytest
 from crc32c import crc32c
 
-from bookkeeper.bk.codec import (ADD_ENTRY, READ_ENTRY, Status, decode_response, encode_add,
-                                 encode_read, field_bytes, field_varint, master_key,
-                                 package_entry, parse_fields, split_frames, unpack_entry, varint)
+from bookkeeper.bk.codec import (ADD_ENTRY, READ_ENTRY, READ_LAC, WRITE_LAC, Status,
+                                 decode_response, encode_add, encode_read, encode_read_lac,
+                                 encode_write_lac, field_bytes, field_varint, master_key,
+                                 package_entry, package_lac, parse_fields, split_frames,
+                                 unpack_entry, unpack_lac, varint)
 from bookkeeper.bk.ledger_metadata import LedgerMetadata, LedgerState, Segment, ledger_path
 from bookkeeper.bk.placement import write_set
 from bookkeeper.errors import EntryCorruptedError
@@ -69,6 +71,27 @@ def test_responses_decode_and_frames_split_whole() -> None:
     response = decode_response(frames[0])
     assert (response.txn_id, response.operation, response.status) == (77, READ_ENTRY, Status.ENOENTRY)
     assert (response.ledger_id, response.entry_id) == (9, 4)
+
+
+def test_explicit_lac_requests_bodies_and_responses() -> None:
+    body = package_lac(7, 41)
+    assert body[:16] == struct.pack(">qq", 7, 41) and body[16:] == struct.pack(">I", crc32c(body[:16]))
+    assert unpack_lac(body, 7) == 41
+    for bad, ledger in ((body[:-1] + bytes([body[-1] ^ 1]), 7), (body, 8), (body[:-1], 7)):
+        with pytest.raises(EntryCorruptedError):
+            unpack_lac(bad, ledger)
+    fields = dict(parse_fields(memoryview(encode_write_lac(3, 7, 41, master_key(b""), body)[4:])))
+    assert dict(parse_fields(fields[1]))[2] == WRITE_LAC
+    write = dict(parse_fields(fields[103]))
+    assert (write[1], write[2], bytes(write[3]), bytes(write[4])) == (7, 41, master_key(b""), body)
+    fields = dict(parse_fields(memoryview(encode_read_lac(4, 7)[4:])))
+    assert dict(parse_fields(fields[1]))[2] == READ_LAC and dict(parse_fields(fields[104])) == {1: 7}
+    last_entry = b"".join(package_entry(7, 40, 39, 100, b"x"))
+    header = field_bytes(1, field_varint(1, 3) + field_varint(2, READ_LAC) + field_varint(3, 4))
+    inner = field_varint(1, 0) + field_varint(2, 7) + field_bytes(3, body) + field_bytes(4, last_entry)
+    response = decode_response(memoryview(header + field_varint(2, 0) + field_bytes(104, inner)))
+    assert (response.operation, response.status, response.ledger_id) == (READ_LAC, Status.EOK, 7)
+    assert (response.lac_body, response.body, response.entry_id) == (body, last_entry, -1)
 
 
 def test_ledger_metadata_roundtrip_and_paths() -> None:

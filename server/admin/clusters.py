@@ -22,7 +22,7 @@ TenantsUsing = Callable[[str], Awaitable[bool]]
 
 class Clusters(DocumentCollection):
     def __init__(self, broker: BrokerService) -> None:
-        super().__init__(broker.metadata, CLUSTERS_ROOT, "Cluster")
+        super().__init__(broker.configuration, CLUSTERS_ROOT, "Cluster")
         self.broker = broker
 
     async def ensure_local(self) -> None:

@@ -31,7 +31,7 @@ class Namespaces:
     def __init__(self, broker: BrokerService, tenants: Tenants) -> None:
         self.broker = broker
         self.tenants = tenants
-        self.store = broker.metadata
+        self.store = broker.configuration
         self.policies: NamespacePolicies = broker.policies
 
     def initial_policies(self, body: Any) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from server.config import BrokerConfig
 from server.connection.advertised_listeners import AdvertisedListeners
 from server.connection.connection import Connection
 from server.gc_tuning import collect_rarely
+from server.policies.periodic import PeriodicTask
 from server.malloc_tuning import return_large_buffers_to_the_system
 from server.standalone import BACKLOG, listening_socket, serve_until_signalled
 
@@ -76,6 +77,9 @@ async def run_broker(config: BrokerConfig) -> None:
     leader = LeaderElection(store, me.broker_id, me.http_url, load_manager.leadership_changed)
     lookup = broker.lookup = ClusterLookup(broker, ownership, registry, leader, load_manager)
     await broker.start()
+    orphans = PeriodicTask("orphan ledger cleaner", config.storage.orphan_ledger_check_interval_minutes * 60,
+                           storage.delete_orphan_ledgers)
+    orphans.start()
     resources = AdminResources(broker)
     await resources.bootstrap()
     server = await loop.create_server(lambda: Connection(broker), sock=broker_socket, backlog=BACKLOG)
@@ -97,6 +101,7 @@ async def run_broker(config: BrokerConfig) -> None:
     await load_manager.stop()
     await reporter.stop()
     server.close()
+    await orphans.stop()
     await broker.close()
     await web.stop()
     await storage.close()   # ends the ZooKeeper session: the bundles are free at once

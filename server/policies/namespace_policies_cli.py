@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from managed_ledger.factory import open_metadata_store
+from managed_ledger.factory import open_configuration_store
 from server.config import BrokerConfig
 from server.errors import NamespaceNotFound
 
@@ -27,7 +27,7 @@ async def namespace_policies_command(config: BrokerConfig, action: str, namespac
     if action == "get" and updates:
         raise ValueError("get takes no FIELD=JSON arguments")
     updates = check_fields(updates)
-    store = await open_metadata_store(config.storage)
+    store = await open_configuration_store(config.storage)
     try:
         policies = NamespacePolicies(store)
         if action == "set":
