@@ -26,7 +26,7 @@ QUORUMS = {"managedLedgerDefaultEnsembleSize": 3, "managedLedgerDefaultWriteQuor
 @pytest.fixture(scope="module")
 def four_bookies(request):
     prerequisite("ZooKeeper and BookKeeper jars").result(request.config)
-    own = LocalCluster(bookies=4)
+    own = LocalCluster(bookies=4, auto_recovery=False)
     try:
         yield own.start()
     finally:

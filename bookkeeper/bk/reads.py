@@ -190,7 +190,14 @@ class LedgerReadHandle:
     async def read_entries(self, first: int, last: int) -> list[bytes]:
         if last > self._lac and not self.is_closed and first <= last:
             await self.refresh()  # an open ledger grows: ask the bookies again
-        return await read_confirmed(self._client, self._metadata, self._ledger_id, self._lac, first, last)
+        try:
+            return await read_confirmed(self._client, self._metadata, self._ledger_id, self._lac, first, last)
+        except EntryUnreadableError:
+            current, _ = await self._client.read_metadata(self._ledger_id)
+            if current.segments == self._metadata.segments:
+                raise
+            self._metadata = current   # re-replicated elsewhere since this handle was opened
+            return await read_confirmed(self._client, current, self._ledger_id, self._lac, first, last)
 
     async def refresh(self) -> None:
         """Catch up with a ledger still being written (by another process): its metadata (it

@@ -30,7 +30,7 @@ from log_limits.repeats import RepeatLimitedLog
 
 from ..bookie import future_callback
 from ..errors import (BookieRequestError, BookieUnavailableError, BookKeeperError,
-                      LedgerClosedError, LedgerFencedError, MetadataBadVersionError)
+                      EntryUnreadableError, LedgerClosedError, LedgerFencedError, MetadataBadVersionError)
 from .codec import Response, Status, package_entry, package_lac
 from .ledger_metadata import LedgerMetadata, LedgerState
 from .placement import write_set
@@ -107,7 +107,16 @@ class LedgerWriteHandle:
         return self._closed
 
     async def read_entries(self, first: int, last: int) -> list[bytes]:
-        return await read_confirmed(self._client, self._metadata, self._ledger_id, self._lac, first, last)
+        try:
+            return await read_confirmed(self._client, self._metadata, self._ledger_id, self._lac, first, last)
+        except EntryUnreadableError:
+            current, version = await self._client.read_metadata(self._ledger_id)
+            if current.segments == self._metadata.segments:
+                raise
+            if not self._changing and version > self._version and current.state is LedgerState.OPEN:
+                # AutoRecovery re-replicated a sealed segment: its copies are elsewhere now
+                self._metadata, self._version = current, version
+            return await read_confirmed(self._client, current, self._ledger_id, self._lac, first, last)
 
     # ---- WriteHandle --------------------------------------------------------------------------
 

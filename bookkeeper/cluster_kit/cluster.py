@@ -36,6 +36,10 @@ JVM_OPTIONS = ["-Xms64m", "-Xmx256m", "-XX:MaxDirectMemorySize=256m", "-XX:+UseS
 #: bookie's registration go (and a session expire) within seconds.
 ZK_TICK_MS = 500
 BOOKIE_ZK_TIMEOUT_MS = 4000
+#: How long AutoRecovery leaves an open ledger's last segment naming a lost bookie to its
+#: writer (which replaces the bookie at its next add) before fencing and re-replicating it
+#: (BookKeeper's default is 30 s).
+OPEN_LEDGER_GRACE_MS = 5000
 
 _LOG4J2 = """<?xml version="1.0" encoding="UTF-8"?>
 <Configuration status="WARN">
@@ -112,6 +116,8 @@ class LocalCluster:
 
     bookies: int = 3
     root: Path | None = None
+    #: Run BookKeeper's AutoRecovery (auditor + replication worker) inside each bookie.
+    auto_recovery: bool = True
     progress: Progress | None = None
     zk_port: int = 0
     bookie_list: list[Bookie] = field(default_factory=list)
@@ -345,7 +351,7 @@ class LocalCluster:
             "allowLoopback": "true", "useHostNameAsBookieID": "false",
             "journalDirectories": directory / "journal", "ledgerDirectories": directory / "ledgers",
             "metadataServiceUri": self.metadata_service_uri, "zkTimeout": BOOKIE_ZK_TIMEOUT_MS,
-            "httpServerEnabled": "false", "autoRecoveryDaemonEnabled": "false",
+            "httpServerEnabled": "false", **self._auto_recovery_settings(),
             "ledgerStorageClass": "org.apache.bookkeeper.bookie.storage.ldb.DbLedgerStorage",
             "dbStorage_writeCacheMaxSizeMb": 16, "dbStorage_readAheadCacheMaxSizeMb": 16,
             "dbStorage_rocksDB_blockCacheSize": 8388608, "dbStorage_rocksDB_writeBufferSizeMB": 4,
@@ -355,6 +361,15 @@ class LocalCluster:
         }
         conf_path.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
         return Bookie(index, port, directory, conf_path)
+
+    def _auto_recovery_settings(self) -> dict[str, object]:
+        """BookKeeper's defaults, but for the grace periods: a test waits seconds, not minutes,
+        for an idle open ledger on a lost bookie to be fenced and re-replicated."""
+        if not self.auto_recovery:
+            return {"autoRecoveryDaemonEnabled": "false"}
+        return {"autoRecoveryDaemonEnabled": "true", "lostBookieRecoveryDelay": 0,
+                "openLedgerRereplicationGracePeriod": OPEN_LEDGER_GRACE_MS,
+                "rwRereplicateBackoffMs": 1000}
 
     def _launch_bookie(self, bookie: Bookie) -> None:
         self._say(f"starting bookie {bookie.bookie_id}")
