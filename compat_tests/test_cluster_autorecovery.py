@@ -5,9 +5,9 @@ after a bookie is lost, so a second loss later loses nothing receipted.
 Four real bookies, E=3 Qw=2 Qa=2. Messages are receipted over several ledgers (closed ones, and
 the open one the topic writes), one bookie of the open ledger's ensemble is killed, and the
 proof is BookKeeper's: ``BookieShell listunderreplicated`` empties and no ledger's metadata
-names the lost bookie. Then a second original bookie is killed, and every receipted message is
-still read back, once and in order; and once a third bookie is back, the topic takes new
-messages again."""
+names the lost bookie; ``decommissionbookie`` then confirms it and drops its cookie. Then a
+second original bookie is killed, and every receipted message is still read back, once and in
+order; and once a third bookie is back, the topic takes new messages again."""
 
 from __future__ import annotations
 
@@ -109,6 +109,10 @@ def test_lost_bookie_is_re_replicated_and_a_second_loss_loses_nothing(four_booki
         cluster.kill_bookie(first.index)
         took = wait_recovered(cluster, first.bookie_id, ledgers)
         print(f"\nre-replicated {len(ledgers)} ledgers off {first.bookie_id} in {took:.1f} s")
+        # the operator's last step for a bookie that will not come back
+        decommissioned = cluster.bookie_shell("decommissionbookie", "-bookieid", first.bookie_id).stdout
+        assert "are properly replicated" in decommissioned, decommissioned[-3000:]
+        assert "is deleted successfully" in decommissioned, decommissioned[-3000:]
 
         # the open ledger was fenced by the replication worker: the topic rolls over and goes on
         more = [f"n-{i:05d}".encode() for i in range(100)]

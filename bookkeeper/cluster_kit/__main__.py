@@ -30,6 +30,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"metadataStoreUrl={cluster.metadata_store_url}")
         print(f"configurationMetadataStoreUrl={cluster.metadata_store_url}")
         print(f"bookkeeperMetadataServiceUri={cluster.metadata_service_uri}")
+        spare = args.bookies >= 3
+        ensemble = min(args.bookies - 1, 3) if spare else args.bookies
+        quorum = min(2, args.bookies)
+        print("# one bookie to spare: writes go on when a bookie is lost" if spare else
+              "# no bookie to spare: a lost bookie stops writes until it is back")
+        print(f"managedLedgerDefaultEnsembleSize={ensemble}\n"
+              f"managedLedgerDefaultWriteQuorum={quorum}\nmanagedLedgerDefaultAckQuorum={quorum}")
         print(f"# logs: {cluster.root / 'logs'}; Ctrl-C stops the cluster", flush=True)
         try:
             stop.wait()
