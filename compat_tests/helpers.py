@@ -1,5 +1,5 @@
-"""Small client-side helpers shared by the compat tests: names, producing, bounded receiving, and
-running pulsard's commands."""
+"""Small client-side helpers shared by the compat tests: names, producing, bounded receiving,
+running pulsard's commands, reading a topic's metric."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 import uuid
 from pathlib import Path
 
@@ -199,3 +200,12 @@ def read_all(client: pulsar.Client, topic: str, quiet_ms: int = QUIET_MS, **read
         return got
     finally:
         reader.close()
+
+
+def metric(broker, name: str, topic: str) -> float:
+    """The value /metrics gives for one topic (0 when it lists none)."""
+    with urllib.request.urlopen(f"{broker.web_url}/metrics", timeout=10) as response:
+        for line in response.read().decode().splitlines():
+            if line.startswith(name + "{") and f'topic="{topic}"' in line:
+                return float(line.rsplit(" ", 1)[1])
+    return 0.0

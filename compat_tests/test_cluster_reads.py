@@ -2,7 +2,8 @@
 written, then bookies killed with kill -9 while nothing re-replicates. Each entry is read from
 whichever bookie of its write set answers; an entry left with no copy is skipped only with
 autoSkipNonRecoverableData=true, and otherwise holds the subscription there (as Apache Pulsar),
-after everything before it was delivered, with one log line per interval and no traceback."""
+after everything before it was delivered, with one log line per interval and no traceback;
+/metrics counts the lost entries found and skipped, internalStats shows where a cursor is held."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ import pytest
 
 from bookkeeper.bk.placement import write_set
 from bookkeeper.cluster_kit import LocalCluster
-from compat_tests.cluster_brokers import BrokerGroup, ledger_ensemble
+from compat_tests.cluster_brokers import BrokerGroup, http, ledger_ensemble
+from compat_tests.helpers import metric
 from compat_tests.prerequisites import prerequisite
+from server.topics.topic_name import TopicName
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(420)]
 
@@ -62,11 +65,34 @@ def lost_entries(ensemble: list[str], killed: set[str], entries: int) -> set[int
             if {ensemble[i] for i in write_set(e, len(ensemble), 2)} <= killed}
 
 
+def assert_lost_metrics(broker, topic: str, found: int, skipped: int) -> None:
+    assert metric(broker, "pulsard_lost_entries_found_total", topic) == found
+    assert metric(broker, "pulsard_lost_entries_skipped_total", topic) == skipped
+
+
+def held_at(broker, topic: str, subscription: str) -> str:
+    """The subscription's heldAtLostEntry in internalStats, once it is held (within 30 s)."""
+    name = TopicName.parse(topic)
+    url = f"{broker.web_url}/admin/v2/persistent/{name.namespace}/{name.local_name}/internalStats"
+    deadline = time.monotonic() + 30
+    while True:
+        status, stats = http("GET", url)
+        assert status == 200, stats
+        cursor = stats["cursors"][subscription]
+        if cursor["heldAtLostEntry"]:
+            assert cursor["lostEntriesSkipped"] == 0
+            return cursor["heldAtLostEntry"]
+        assert time.monotonic() < deadline, cursor
+        time.sleep(0.2)
+
+
 def test_reads_go_on_past_dead_bookies(four_bookies, tmp_path):
     """One broker skips what is lost (autoSkipNonRecoverableData=true), one does not (default)."""
     cluster = four_bookies
     skipping = BrokerGroup(cluster, tmp_path / "skip", 1, autoSkipNonRecoverableData="true", **QUORUMS).start()
-    holding = BrokerGroup(cluster, tmp_path / "hold", 1, **QUORUMS).start()
+    # retried every 1-2 s (not Pulsar's 15 s first wait): the log still has one line per 10 s
+    holding = BrokerGroup(cluster, tmp_path / "hold", 1, dispatcherReadFailureBackoffInitialTimeInMs=1000,
+                          dispatcherReadFailureBackoffMaxTimeInMs=2000, **QUORUMS).start()
     clients = {name: pulsar.Client(group.brokers[0].service_url, operation_timeout_seconds=30)
                for name, group in (("skip", skipping), ("hold", holding))}
     topic = "persistent://public/default/degraded-reads"
@@ -105,6 +131,14 @@ def test_reads_go_on_past_dead_bookies(four_bookies, tmp_path):
         skipped = skipping.brokers[0].log_path.read_text(errors="replace")
         assert "Traceback" not in skipped
         assert "autoSkipNonRecoverableData" in skipped
+
+        # reported, not only logged: /metrics, and the held cursor in internalStats
+        assert_lost_metrics(skipping.brokers[0], topic, found=len(lost), skipped=len(lost))
+        consumer = clients["hold"].subscribe(topic, "held", initial_position=pulsar.InitialPosition.Earliest)
+        assert [consumer.receive(timeout_millis=60_000).data() for _ in before] == before
+        assert held_at(holding.brokers[0], topic, "held").endswith(f":{first_lost}")
+        consumer.close()
+        assert_lost_metrics(holding.brokers[0], topic, found=2, skipped=0)   # the reader's hold, the subscription's
     finally:
         for client in clients.values():
             client.close()

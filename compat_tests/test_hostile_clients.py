@@ -18,7 +18,7 @@ import urllib.request
 import crc32c
 import pulsar
 
-from compat_tests.helpers import data_of, full_name, receive_n, subscribe_earliest, unique_topic
+from compat_tests.helpers import data_of, full_name, metric, receive_n, subscribe_earliest, unique_topic
 from compat_tests.raw_consumer import PROTOCOL_VERSION, RawConsumer
 from managed_ledger.config import StorageConfig
 from managed_ledger.factory import open_factory
@@ -60,14 +60,6 @@ class RawClient:
 
     def close(self) -> None:
         self.sock.close()
-
-
-def metric(broker, name: str, topic: str) -> float:
-    with urllib.request.urlopen(f"{broker.web_url}/metrics", timeout=10) as response:
-        for line in response.read().decode().splitlines():
-            if line.startswith(name + "{") and f'topic="{topic}"' in line:
-                return float(line.rsplit(" ", 1)[1])
-    return 0.0
 
 
 # -- 1. poisoned topics ---------------------------------------------------------------------------

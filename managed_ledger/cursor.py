@@ -13,7 +13,8 @@ flush() and on close; reset() writes before it returns.
 Crash bound: after kill -9, acknowledgements made since the last completed flush (at most one
 flush interval plus one metadata write) are lost, so those entries may be redelivered. Nothing
 acknowledged before that is redelivered, and no unacknowledged entry is ever skipped (but one
-whose every copy is lost, with autoSkipNonRecoverableData=true: it is acknowledged unread).
+whose every copy is lost, or whose ledger is gone, with autoSkipNonRecoverableData=true: it is
+acknowledged unread; see lost_entries.py).
 
 Non-durable cursors (readers) keep all of this in memory only and vanish with the process.
 
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Iterable
 from log_limits.repeats import RepeatLimitedLog
 
 from .errors import ConcurrentReadError, CursorClosedError, ManagedLedgerStorageError, NonRecoverableEntryError
+from .lost_entries import lost_through
 from .metadata import CursorState, cursor_path
 from .position import Entry, Position
 from .ranges import AckedRanges
@@ -59,6 +61,8 @@ class ManagedCursorImpl:
         self._read_position = ledger.ledger_list.next_position(self._mark_delete)
         #: entries acknowledged unread because no copy of them could be read
         self.skipped_lost_entries = 0
+        #: where an entry that cannot be read holds this cursor (None while reads go on)
+        self.held_at_lost: Position | None = None
         self._reading = False
         self._read_cancelled = False
         self._waiter: asyncio.Future[bool] | None = None
@@ -208,33 +212,47 @@ class ManagedCursorImpl:
         for ledger_id, first, last in runs:
             try:
                 run = await self._ledger.read_ledger_range(ledger_id, first, last)
-            except NonRecoverableEntryError as exc:
+            except ManagedLedgerStorageError as exc:
+                if ledgers.get(ledger_id) is None:
+                    continue   # trimmed while we read (a non-durable reader fell behind): those are gone
+                if not isinstance(exc, NonRecoverableEntryError):
+                    raise
                 # deliver what came before it; the next read starts at it
                 position = Position(ledger_id, first) if entries else self.skip_lost(Position(ledger_id, first), exc)
                 break
-            except ManagedLedgerStorageError:
-                if ledgers.get(ledger_id) is not None:
-                    raise
-                continue   # trimmed while we read (a non-durable reader fell behind): those are gone
             entries.extend(run)
             if len(run) <= last - first:
                 position = Position(ledger_id, first + len(run))   # stopped before an unreadable one
                 break
         if self._read_position == start:
             self._read_position = position
+        self.held_at_lost = None
         return entries
 
     def skip_lost(self, position: Position, error: NonRecoverableEntryError) -> Position:
-        """With autoSkipNonRecoverableData, acknowledge the lost entry: the position to read
-        on from; without, raise error (the read fails there, and the dispatcher retries it)."""
+        """At an entry that cannot be read, or a missing ledger (all its entries, see
+        lost_entries.py): counted once per hold; with autoSkipNonRecoverableData acknowledged,
+        and the position to read on from returned; else error is raised (the read fails there,
+        and the dispatcher retries it)."""
+        ledgers = self._ledger.ledger_list
+        last = lost_through(ledgers, position, error)
+        ledger_id = position.ledger_id
+        lost = [p for p in (Position(ledger_id, e) for e in range(position.entry_id, last.entry_id + 1))
+                if not self.is_deleted(p)]
+        counts = self._ledger.lost_entries
+        if self.held_at_lost != position:
+            self.held_at_lost = position
+            counts.found += len(lost)
         if not self._ledger.config.auto_skip_non_recoverable_data:
             raise error
-        self.skipped_lost_entries += 1
-        _repeats.warning((self._ledger.name, self.name), "cursor %s of %s: skipped lost entry %s "
+        self.held_at_lost = None
+        self.skipped_lost_entries += len(lost)
+        counts.skipped += len(lost)
+        _repeats.warning((self._ledger.name, self.name), "cursor %s of %s: skipped %d lost entries %s..%s "
                          "(autoSkipNonRecoverableData=true; %d skipped so far): %s", self.name,
-                         self._ledger.name, position, self.skipped_lost_entries, error)
-        self.delete([position])
-        return self._ledger.ledger_list.next_position(position)
+                         self._ledger.name, len(lost), position, last, self.skipped_lost_entries, error)
+        self.delete(lost)
+        return ledgers.next_position(last)
 
     # ---- acknowledgements ----------------------------------------------------------------
 

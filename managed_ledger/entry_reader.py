@@ -1,17 +1,18 @@
 """Reads of one managed ledger's entries: from the shared entry cache while it has them, then
 from the ledgers, through one open read handle per ledger (the writer's own for the current one,
 so tailing reads see every durable entry). A read may stop short, before an entry no copy of
-which can be read; a read that starts at one fails with NonRecoverableEntryError."""
+which can be read; a read that starts at one fails with NonRecoverableEntryError, and one of a
+ledger whose metadata is gone with LedgerMissingError."""
 
 from __future__ import annotations
 
 from typing import Awaitable, Callable
 
-from bookkeeper.errors import BookKeeperError, EntryUnreadableError
+from bookkeeper.errors import BookKeeperError, EntryUnreadableError, NoSuchLedgerError
 from bookkeeper.interfaces import LedgerClient, ReadHandle
 
 from .entry_cache import EntryCache
-from .errors import ManagedLedgerStorageError, NonRecoverableEntryError
+from .errors import LedgerMissingError, ManagedLedgerStorageError, NonRecoverableEntryError
 from .position import Entry, Position
 
 
@@ -47,10 +48,11 @@ class EntryReader:
             try:
                 handle = await self._handle(ledger_id)
                 stored = await handle.read_entries(entry_id, last)
-            except EntryUnreadableError as exc:
+            except (EntryUnreadableError, NoSuchLedgerError) as exc:
                 if entries:
                     return self._counted(entries)
-                raise NonRecoverableEntryError(str(exc)) from exc
+                missing = isinstance(exc, NoSuchLedgerError)
+                raise (LedgerMissingError if missing else NonRecoverableEntryError)(str(exc)) from exc
             except BookKeeperError as exc:
                 raise ManagedLedgerStorageError(
                     f"reading {ledger_id}:{entry_id}..{last} failed: {exc}") from exc

@@ -12,6 +12,7 @@ from bookkeeper.errors import (MetadataBadVersionError, MetadataNotFoundError,
 
 __all__ = [
     "ManagedLedgerError", "ManagedLedgerClosedError", "ManagedLedgerStorageError", "NonRecoverableEntryError",
+    "LedgerMissingError",
     "ManagedLedgerTerminatedError", "CursorClosedError", "DataDirError", "DataDirInUseError", "ConcurrentReadError",
     "MetadataStoreError", "MetadataBadVersionError", "MetadataNotFoundError", "MetadataSessionLostError",
 ]
@@ -44,6 +45,11 @@ class ManagedLedgerStorageError(ManagedLedgerError):
 class NonRecoverableEntryError(ManagedLedgerStorageError):
     """An entry no copy of which could be read (Pulsar's NonRecoverableLedgerException): a
     cursor skips it only with autoSkipNonRecoverableData, else its reads fail there."""
+
+
+class LedgerMissingError(NonRecoverableEntryError):
+    """A ledger the managed ledger lists has no metadata any more (Pulsar's
+    LedgerNotExistException): none of its entries can be read, so a cursor skips all of them."""
 
 
 class CursorClosedError(ManagedLedgerError):

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Protocol
 
 from .errors import NonRecoverableEntryError
 from .latency import LatencyHistogram
+from .lost_entries import LostEntryCounts
 from .position import Entry, InitialPosition, Position
 from .retention import RetentionPolicy
 
@@ -24,6 +25,10 @@ class ManagedCursor(Protocol):
 
     name: str
     durable: bool
+    #: entries acknowledged unread because they cannot be read (autoSkipNonRecoverableData)
+    skipped_lost_entries: int
+    #: where an entry that cannot be read holds the cursor; None while its reads go on
+    held_at_lost: Position | None
 
     @property
     def mark_delete_position(self) -> Position:
@@ -64,8 +69,9 @@ class ManagedCursor(Protocol):
     def is_deleted(self, position: Position) -> bool: ...
 
     def skip_lost(self, position: Position, error: NonRecoverableEntryError) -> Position:
-        """An entry no copy of which can be read: acknowledged, and the position after it
-        returned, with autoSkipNonRecoverableData; else error is raised."""
+        """An entry no copy of which can be read (for LedgerMissingError: its ledger's entries
+        from there): acknowledged, and the position after it returned, with
+        autoSkipNonRecoverableData; else held_at_lost is set and error raised."""
 
     def ack_batch_indexes(self, position: Position, ack_set: list[int]) -> list[int] | None:
         """Partial batch acknowledgement: bits SET in ack_set are still unacknowledged. It is
@@ -94,6 +100,8 @@ class ManagedLedger(Protocol):
     write_latency: LatencyHistogram
     #: Entries read (cache or disk), for the storage read rate.
     entries_read: int
+    #: Entries its cursors found they cannot read, and those they skipped (lost_entries.py).
+    lost_entries: LostEntryCounts
 
     @property
     def last_confirmed_entry(self) -> Position:

@@ -25,8 +25,7 @@ import logging
 import time
 from typing import Callable, Mapping
 
-from bookkeeper.errors import (BookKeeperError, MetadataBadVersionError, MetadataNotFoundError,
-                               NoSuchLedgerError)
+from bookkeeper.errors import BookKeeperError, MetadataBadVersionError, MetadataNotFoundError, NoSuchLedgerError
 from bookkeeper.interfaces import LedgerClient, WriteHandle
 from log_limits.repeats import RepeatLimitedLog
 
@@ -44,6 +43,7 @@ from .interfaces import MetadataStore
 from .latency import LatencyHistogram
 from .ledger_list import LedgerInfo, LedgerList
 from .ledger_tags import COMPACTED_LEDGER, MANAGED_LEDGER, LedgerOwner, LedgerTags
+from .lost_entries import LostEntryCounts
 from .metadata import CompactedLedger, ManagedLedgerMetadata, managed_ledger_path
 from .position import EARLIEST, Entry, InitialPosition, Position
 from .retention import RetentionPolicy, ledgers_beyond_retention
@@ -94,6 +94,7 @@ class ManagedLedgerImpl:
         self._queued: list[QueuedAdd] = []
         self._rollover_task: asyncio.Task | None = None
         self._reads = EntryReader(bookkeeper, cache)
+        self.lost_entries = LostEntryCounts()
         self._cursors = CursorRegistry(self, store, self._path)
         self._waiters: set[asyncio.Future[bool]] = set()
         self._trimming = CoalescedTask(self._trim_consumed_ledgers)
@@ -401,8 +402,7 @@ class ManagedLedgerImpl:
         info = self.ledger_list.get(position.ledger_id)
         if info is None or not 0 <= position.entry_id < info.entries:
             return None
-        entries = await self.read_ledger_range(position.ledger_id, position.entry_id,
-                                               position.entry_id)
+        entries = await self.read_ledger_range(position.ledger_id, position.entry_id, position.entry_id)
         return entries[0]
 
     async def read_entries(self, start: Position, max_entries: int) -> list[Entry]:

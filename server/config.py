@@ -65,6 +65,14 @@ class BrokerConfig:
     dispatcher_max_read_batch_size: int = field(default=100, metadata=conf_key("dispatcherMaxReadBatchSize"))
     dispatcher_max_read_size_bytes: int = field(
         default=5 * 1024 * 1024, metadata=conf_key("dispatcherMaxReadSizeBytes"))
+    #: a failed read is retried after the initial time, doubling up to the max; a mandatory stop
+    #: above 0 guarantees a retry that long after the first failure (Pulsar's keys and defaults).
+    dispatcher_read_failure_backoff_initial_time_in_ms: int = field(
+        default=15000, metadata=conf_key("dispatcherReadFailureBackoffInitialTimeInMs"))
+    dispatcher_read_failure_backoff_max_time_in_ms: int = field(
+        default=60000, metadata=conf_key("dispatcherReadFailureBackoffMaxTimeInMs"))
+    dispatcher_read_failure_backoff_mandatory_stop_time_in_ms: int = field(
+        default=0, metadata=conf_key("dispatcherReadFailureBackoffMandatoryStopTimeInMs"))
     #: permits count messages, not entries, when sizing reads and sending (see ReadLimits).
     precise_dispatcher_flow_control: bool = field(
         default=False, metadata=conf_key("preciseDispatcherFlowControl"))

@@ -24,7 +24,8 @@ _CHOICES: dict[str, tuple[str, ...]] = {
         "BACKWARD_TRANSITIVE", "FORWARD_TRANSITIVE", "FULL_TRANSITIVE"),
 }
 _POSITIVE_KEYS = ("maxMessageSize", "defaultNumPartitions", "keepAliveIntervalSeconds", "dispatcherMaxReadBatchSize",
-                  "dispatcherMaxReadSizeBytes",
+                  "dispatcherMaxReadSizeBytes", "dispatcherReadFailureBackoffInitialTimeInMs",
+                  "dispatcherReadFailureBackoffMaxTimeInMs",
                   "statsUpdateFrequencyInSecs", "managedLedgerMaxEntriesPerLedger",
                   "loadBalancerReportUpdateMinIntervalMillis", "loadBalancerResourceQuotaUpdateIntervalMinutes",
                   "loadBalancerSplitIntervalMinutes", "loadBalancerSheddingIntervalMinutes",

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from bookkeeper.errors import EntryUnreadableError
-from managed_ledger.errors import ConcurrentReadError, NonRecoverableEntryError
+from managed_ledger.errors import ConcurrentReadError, LedgerMissingError, NonRecoverableEntryError
+from managed_ledger.lost_entries import LostEntryCounts
 from managed_ledger.position import EARLIEST, LATEST, InitialPosition, Position
 
 from .conftest import TOPIC, open_storage
@@ -318,3 +319,51 @@ async def test_auto_skip_acknowledges_lost_entries_and_reads_on(tmp_path: Path) 
             read += [e.position for e in await cursor.read_entries_or_wait(10)]
         assert read == [p[0], p[1], p[3], p[5]]
         assert cursor.skipped_lost_entries == 2 and cursor.is_deleted(p[2]) and cursor.is_deleted(p[4])
+        assert ledger.lost_entries == LostEntryCounts(found=2, skipped=2)
+
+
+async def remove_first_ledger(factory, ledger) -> list[Position]:
+    """Six entries in ledgers of three, then the first ledger's metadata deleted behind the
+    managed ledger's back (an operator, a lost ZooKeeper node): it still lists that ledger."""
+    p = [await ledger.add_entry(b"%d" % i) for i in range(6)]
+    await factory.bookkeeper.delete_ledger(p[0].ledger_id)
+    ledger._reads.forget(p[0].ledger_id)   # its handle is opened again (a BookKeeper client re-reads metadata)
+    return p
+
+
+async def test_a_missing_ledger_holds_reads_there(tmp_path: Path) -> None:
+    async with open_storage(tmp_path, max_entries_per_ledger=3, cache_size_mb=0) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        cursor = await ledger.open_cursor("sub", InitialPosition.EARLIEST)
+        p = await remove_first_ledger(factory, ledger)
+        for _ in range(2):   # retried: fails there each time, found once
+            with pytest.raises(LedgerMissingError):
+                await cursor.read_entries_or_wait(10)
+        assert cursor.read_position == cursor.held_at_lost == p[0] and cursor.backlog() == 6
+        assert ledger.lost_entries == LostEntryCounts(found=3, skipped=0)
+
+
+async def test_auto_skip_skips_a_missing_ledger_whole(tmp_path: Path) -> None:
+    async with open_storage(tmp_path, max_entries_per_ledger=3, cache_size_mb=0,
+                            auto_skip_non_recoverable_data=True) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        cursor = await ledger.open_cursor("sub", InitialPosition.EARLIEST)
+        p = await remove_first_ledger(factory, ledger)
+        cursor.delete([p[1]])   # acknowledged before: not lost again
+        assert [e.position for e in await cursor.read_entries_or_wait(10)] == p[3:]
+        assert cursor.mark_delete_position == p[2] and cursor.held_at_lost is None
+        assert cursor.skipped_lost_entries == 2
+        assert ledger.lost_entries == LostEntryCounts(found=2, skipped=2)
+
+
+async def test_lost_entries_are_counted_once_per_hold(tmp_path: Path) -> None:
+    async with open_storage(tmp_path) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        cursor = await ledger.open_cursor("sub", InitialPosition.EARLIEST)
+        p = [await ledger.add_entry(b"%d" % i) for i in range(3)]
+        await lose(ledger, {1})
+        await cursor.read_entries_or_wait(10)
+        for _ in range(3):
+            with pytest.raises(NonRecoverableEntryError):
+                await cursor.read_entries_or_wait(10)
+        assert cursor.held_at_lost == p[1] and ledger.lost_entries == LostEntryCounts(found=1, skipped=0)

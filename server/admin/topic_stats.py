@@ -121,4 +121,7 @@ def _cursor(cursor: Any) -> dict[str, Any]:
         "markDeletePosition": str(cursor.mark_delete_position), "readPosition": str(cursor.read_position),
         "numberOfEntriesSinceFirstNotAckedMessage": cursor.backlog(),
         "state": "Open", "active": True, "properties": {},
+        # pulsard's own: the entry no copy of which can be read that holds the cursor, and those skipped
+        "heldAtLostEntry": None if cursor.held_at_lost is None else str(cursor.held_at_lost),
+        "lostEntriesSkipped": cursor.skipped_lost_entries,
     }

@@ -9,10 +9,10 @@ from managed_ledger.errors import NonRecoverableEntryError
 from managed_ledger.position import Entry, Position
 from protocol import pulsar_api_pb2 as pb
 from protocol.entry import make_entry
-from server.topics.subscriptions import dispatcher as dispatcher_module
 from server.topics.subscriptions.consumer import Consumer
 from server.topics.subscriptions.dispatcher import ReadLimits
 from server.topics.subscriptions.dispatcher_single_active import SingleActiveConsumerDispatcher
+from server.topics.subscriptions.read_backoff import BackoffTimes, ReadBackoff
 
 from .test_dispatcher_key_shared import FakeSubscription, RecordingConnection, settle
 
@@ -109,10 +109,9 @@ async def test_single_messages_are_read_in_reads_of_up_to_the_permits():
         assert overdrawn == 0
 
 
-async def test_failing_reads_back_off_and_log_one_line_without_traceback(monkeypatch, caplog):
+async def test_failing_reads_back_off_and_log_one_line_without_traceback(caplog):
     """Storage failing (bookies down, an entry lost) is expected: retried later and later, one
     line per interval, and the entries come once the storage answers again."""
-    monkeypatch.setattr(dispatcher_module, "READ_RETRY_DELAY_S", 0.01)
 
     class FailingCursor(CountingCursor):
         failures = 4
@@ -124,7 +123,8 @@ async def test_failing_reads_back_off_and_log_one_line_without_traceback(monkeyp
             return await super().read_entries_or_wait(max_entries)
 
     cursor = FailingCursor([1, 1])
-    dispatcher = SingleActiveConsumerDispatcher(FakeSubscription(cursor), ReadLimits(), pb.CommandSubscribe.Exclusive, -1, 0)
+    limits = ReadLimits(backoff=BackoffTimes(initial_s=0.01, max_s=0.04))
+    dispatcher = SingleActiveConsumerDispatcher(FakeSubscription(cursor), limits, pb.CommandSubscribe.Exclusive, -1, 0)
     dispatcher.subscription.topic.name = "persistent://t/n/x"
     consumer = Consumer(1, "c", dispatcher.subscription, RecordingConnection(), pb.CommandSubscribe.Exclusive)
     dispatcher.add_consumer(consumer)
@@ -138,3 +138,19 @@ async def test_failing_reads_back_off_and_log_one_line_without_traceback(monkeyp
     assert len(consumer.connection.bodies) == 2
     assert [(r.levelno, r.exc_info) for r in caplog.records] == [(logging.WARNING, None)]
     assert "retrying in 0 s" in caplog.records[0].getMessage()
+
+
+def test_read_backoff_doubles_to_the_max_and_honours_the_mandatory_stop():
+    """As Pulsar's Backoff: 1, 2, 4, 4 ...; with a mandatory stop at 5 s, the wait that would
+    end past it (4 s, from 3 s after the first failure) is cut to end there, once per run."""
+    now = [0.0]
+    backoff = ReadBackoff(BackoffTimes(1.0, 4.0), clock=lambda: now[0])
+    assert [backoff.next_delay() for _ in range(4)] == [1.0, 2.0, 4.0, 4.0]
+    backoff.reset()
+    assert backoff.next_delay() == 1.0
+    stopping = ReadBackoff(BackoffTimes(1.0, 4.0, mandatory_stop_s=5.0), clock=lambda: now[0])
+    delays = []
+    for _ in range(4):
+        delays.append(stopping.next_delay())
+        now[0] += delays[-1]
+    assert delays == [1.0, 2.0, 2.0, 4.0]

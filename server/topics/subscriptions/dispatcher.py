@@ -25,6 +25,7 @@ from protocol.entry import read_metadata
 from protocol.errors import ProtocolError
 
 from .delayed_delivery import DelayedDeliveryTracker
+from .read_backoff import BackoffTimes, ReadBackoff
 
 if TYPE_CHECKING:
     from .consumer import Consumer
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 _repeats = RepeatLimitedLog(log)
 
-READ_RETRY_DELAY_S = 1.0       # the first retry of a failed read; doubled up to the max
-READ_RETRY_MAX_DELAY_S = 60.0
 #: Weight of the previous estimate in the moving averages of messages and bytes per entry.
 MESSAGES_PER_ENTRY_KEEP = 0.9
 
@@ -42,7 +41,8 @@ MESSAGES_PER_ENTRY_KEEP = 0.9
 @dataclass(frozen=True)
 class ReadLimits:
     """How much one read may fetch (dispatcherMaxReadBatchSize entries, about
-    dispatcherMaxReadSizeBytes) and how permits count (preciseDispatcherFlowControl).
+    dispatcherMaxReadSizeBytes), how permits count (preciseDispatcherFlowControl) and when a
+    failed read is retried (dispatcherReadFailureBackoff*, see read_backoff.py).
 
     As in Pulsar, permits count entries by default: a read fetches up to as many entries as
     there are permits, and all of them go out, each batch's messages coming off the permits,
@@ -52,6 +52,7 @@ class ReadLimits:
     max_entries: int = 100
     max_bytes: int = 5 * 1024 * 1024
     precise: bool = False
+    backoff: BackoffTimes = BackoffTimes()
 
 
 def moving_average(previous: float | None, sample: float) -> float:
@@ -79,7 +80,7 @@ class Dispatcher(ABC):
         self._limits = limits
         self._replay: set[Position] = set()
         self._read_task: asyncio.Task | None = None
-        self._retry_delay_s = READ_RETRY_DELAY_S
+        self._backoff = ReadBackoff(limits.backoff)
         self._rewind_pending = False
         #: Moving averages of messages and bytes per entry; None until entries were seen.
         self._messages_per_entry: float | None = None
@@ -161,7 +162,7 @@ class Dispatcher(ABC):
             self._read_failed(exc, replay)
             return
         self._read_task = None
-        self._retry_delay_s = READ_RETRY_DELAY_S
+        self._backoff.reset()
         if self._rewind_pending:
             self._rewind_pending = False
             self.cursor.rewind()
@@ -172,7 +173,7 @@ class Dispatcher(ABC):
     def _read_failed(self, error: Exception, replay: list[Position]) -> None:
         """Retry later, backing off (as Pulsar's readFailureBackoff). Storage failing is expected
         (bookies down, an entry lost): one line per interval; anything else is a bug."""
-        delay, self._retry_delay_s = self._retry_delay_s, min(READ_RETRY_MAX_DELAY_S, 2 * self._retry_delay_s)
+        delay = self._backoff.next_delay()
         name = f"{self.subscription.topic.name}/{self.subscription.name}"
         if isinstance(error, ManagedLedgerStorageError):
             _repeats.warning((name, type(error)), "read for subscription %s failed: %s; retrying in %.0f s",

@@ -18,6 +18,7 @@ from .dispatcher_key_shared import KeySharedDispatcher, LookAheadLimits
 from .dispatcher_shared import SharedDispatcher
 from .dispatcher_single_active import SingleActiveConsumerDispatcher
 from .key_shared_selector import selector_for
+from .read_backoff import BackoffTimes
 
 if TYPE_CHECKING:
     from server.topics.topic import Topic
@@ -99,8 +100,11 @@ class Subscription:
 
     def _new_dispatcher(self, consumer: "Consumer") -> Dispatcher:
         config = self.topic.broker.config
+        backoff = BackoffTimes(config.dispatcher_read_failure_backoff_initial_time_in_ms / 1000,
+                               config.dispatcher_read_failure_backoff_max_time_in_ms / 1000,
+                               config.dispatcher_read_failure_backoff_mandatory_stop_time_in_ms / 1000)
         limits = ReadLimits(config.dispatcher_max_read_batch_size, config.dispatcher_max_read_size_bytes,
-                            config.precise_dispatcher_flow_control)
+                            config.precise_dispatcher_flow_control, backoff)
         if consumer.sub_type == pb.CommandSubscribe.Key_Shared:
             meta = consumer.key_shared_meta
             selector = selector_for(meta, config)
