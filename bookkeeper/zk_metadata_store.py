@@ -34,6 +34,9 @@ from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import (BadVersionError, ConnectionLoss, KazooException, NoNodeError,
                               NodeExistsError, NotEmptyError, SessionExpiredError)
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+from kazoo.retry import KazooRetry
+
+from log_limits.repeats import RepeatFilter
 
 from .config import ZK_URL_PREFIX
 from .errors import (MetadataBadVersionError, MetadataNotFoundError, MetadataSessionLostError,
@@ -41,6 +44,8 @@ from .errors import (MetadataBadVersionError, MetadataNotFoundError, MetadataSes
 from .metadata_store import _check_path
 
 logger = logging.getLogger(__name__)
+# while ZooKeeper is away kazoo logs each reconnection attempt: a flood, held back to a line
+logging.getLogger("kazoo.client").addFilter(RepeatFilter())
 
 URL_PREFIX = ZK_URL_PREFIX
 
@@ -80,7 +85,8 @@ class ZkMetadataStore:
         loop = asyncio.get_running_loop()
         if chroot:
             await loop.run_in_executor(None, _ensure_chroot, hosts, chroot, session_timeout_s)
-        client = KazooClient(hosts=hosts + chroot, timeout=session_timeout_s)
+        client = KazooClient(hosts=hosts + chroot, timeout=session_timeout_s,
+                             connection_retry=_reconnecting(session_timeout_s))
         try:
             await loop.run_in_executor(None, lambda: client.start(timeout=session_timeout_s))
         except Exception as exc:  # kazoo raises a bare timeout, or a handler error
@@ -333,6 +339,14 @@ def _settle(future: asyncio.Future, outcome: Any, error: BaseException | None) -
 def _call_unless(stopped: Callable[[], bool], callback: Callable[[Any], None], value: Any) -> None:
     if not stopped():
         callback(value)
+
+
+def _reconnecting(session_timeout_s: float) -> KazooRetry:
+    """Retry connecting forever, at least every quarter of the session timeout (ZooKeeper's
+    Java client waits up to 1 s): kazoo's default backoff doubles up to an hour, so a client
+    back after a ZooKeeper restart can miss its session's renewed timeout, and lose it."""
+    return KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_jitter=0.1,
+                      max_delay=min(1.0, session_timeout_s / 4))
 
 
 def _ensure_chroot(hosts: str, chroot: str, timeout: float) -> None:

@@ -367,8 +367,10 @@ class ManagedCursorImpl:
     async def _background_flush(self) -> None:
         try:
             await self.flush()
-        except ManagedLedgerStorageError:
-            logger.exception("cursor %s: background flush failed; retrying later", self.name)
+        except ManagedLedgerStorageError as exc:   # the metadata store is away: expected
+            cause = exc.__cause__ or exc
+            _repeats.warning(("flush", type(cause)), "cursor %s of %s: flush failed, retried: %s",
+                             self.name, self._ledger.name, cause)
             self._mark_dirty()
 
     async def _stop_background_flushes(self) -> None:

@@ -181,6 +181,20 @@ class LocalCluster:
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
+    # ---- ZooKeeper -----------------------------------------------------------------------
+
+    def stop_zookeeper(self, kill: bool = False) -> None:
+        """SIGTERM (or kill -9) ZooKeeper; its data dir stays, for restart_zookeeper(). Its
+        clients' sessions live on through the outage until their timeout has passed."""
+        if self._zk is not None:
+            self._zk.stop(kill=kill)
+            self._say(f"stopped ZooKeeper {self.zk_address}")
+
+    def restart_zookeeper(self) -> None:
+        """Start ZooKeeper again on the same port and data dir (sessions it knew resume)."""
+        if self._zk is None or not self._zk.alive():
+            self._start_zookeeper()
+
     # ---- bookies -------------------------------------------------------------------------
 
     def kill_bookie(self, index: int) -> None:
