@@ -233,6 +233,12 @@ class ZkMetadataStore:
             stopped = True
         return stop
 
+    async def ephemeral_owner(self, path: str) -> int | None:
+        """The session that created the ephemeral node at path; None without one."""
+        _check_path(path)
+        stat = await self.call(self._zk.exists_async, path)
+        return stat.ephemeralOwner if stat is not None and stat.ephemeralOwner else None
+
     def add_session_listener(self, listener: Callable[[SessionEvent], None]) -> None:
         """listener(event) on the loop when the connection or session changes."""
         self._listeners.append(listener)

@@ -204,6 +204,13 @@ class LocalCluster:
             bookie.java.stop(kill=True)
             self._say(f"killed bookie {bookie.bookie_id} (pid {bookie.java.pid})")
 
+    def stop_bookie(self, index: int) -> None:
+        """SIGTERM: the bookie shuts down as it does when told to (journal flushed)."""
+        bookie = self.bookie_list[index]
+        if bookie.java is not None:
+            bookie.java.stop(timeout=30)
+            self._say(f"stopped bookie {bookie.bookie_id}")
+
     def pause_bookie(self, index: int) -> None:
         """SIGSTOP: the bookie hangs (connections stay open, nothing is answered). Resume it
         within its zkTimeout, or its session expires."""
