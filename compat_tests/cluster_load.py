@@ -12,6 +12,10 @@ from dataclasses import dataclass, field
 
 import pulsar
 
+#: the namespace policies of a load's topic: deduplication, and retention so that the messages
+#: consumed can be read back from the start (acknowledged ledgers are deleted otherwise)
+POLICIES = {"deduplication": True,
+            "retention": {"retentionTimeInMinutes": 60, "retentionSizeInMB": 1024}}
 SEND_INTERVAL_S = 0.01
 MAX_OUTSTANDING = 200
 
@@ -32,7 +36,7 @@ class Load:
     topic: str
     subscription: str = "load"
     receipts: list[tuple[bytes, float, tuple[int, int]]] = field(default_factory=list)
-    failed: list[bytes] = field(default_factory=list)
+    failed: list[tuple[bytes, str]] = field(default_factory=list)   # with the client's result
     received: list[tuple[bytes, float]] = field(default_factory=list)
     sent: int = 0
 
@@ -78,16 +82,24 @@ class Load:
             time.sleep(0.1)
         self._stop_consuming.set()
         self._threads[1].join()
-        assert not self.failed, f"{len(self.failed)} sends failed: {self.failed[:5]}"
+        assert not self.failed, f"{len(self.failed)} sends failed: {self.failed[:3]}..{self.failed[-3:]}"
         firsts = list(dict.fromkeys(value for value, _ in self.received))
         assert [v for v in firsts if v in wanted] == receipted, "first deliveries in receipt order"
         assert receipted == sorted(receipted), "receipted in the order sent"
         stored = read_back(self.client, self.topic)
         assert len(stored) == len(set(stored)), f"stored twice: {len(stored) - len(set(stored))}"
         assert stored == sorted(stored), "stored in the order sent"
-        assert wanted <= set(stored)
-        return Pauses(longest_gap([t for _, t, _ in self.receipts]),
-                      longest_gap([t for value, t in self._first_deliveries()]))
+        missing = sorted(wanted - set(stored))
+        assert not missing, f"{len(missing)} receipted not read back: {missing[:3]}..{missing[-3:]} " \
+                            f"of {len(stored)} stored, {stored[:1]}..{stored[-1:]}"
+        return self.pauses()
+
+    def pauses(self, since: float = 0.0, until: float = float("inf")) -> Pauses:
+        """The longest gaps between receipts, and between first deliveries, in a time window."""
+        def within(times: list[float]) -> list[float]:
+            return [t for t in times if since <= t <= until]
+        return Pauses(longest_gap(within([t for _, t, _ in self.receipts])),
+                      longest_gap(within([t for _, t in self._first_deliveries()])))
 
     def redelivered(self) -> int:
         """Deliveries beyond the first, of messages the consumer had acknowledged."""
@@ -115,7 +127,7 @@ class Load:
         if result == pulsar.Result.Ok:
             self.receipts.append((value, time.monotonic(), (msg_id.ledger_id(), msg_id.entry_id())))
         else:
-            self.failed.append(value)
+            self.failed.append((value, str(result)))
 
     def _consume(self) -> None:
         while not self._stop_consuming.is_set():

@@ -10,7 +10,7 @@ import pulsar
 import pytest
 
 from compat_tests.cluster_brokers import BrokerGroup, ledger_ensemble
-from compat_tests.cluster_load import Load, problems_logged, serves_again
+from compat_tests.cluster_load import POLICIES, Load, problems_logged, serves_again
 from compat_tests.test_cluster import create_namespace
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(300)]
@@ -26,7 +26,7 @@ def test_bookie_restarted_under_load(cluster, tmp_path, kill):
     broker = group.brokers[0]
     client = pulsar.Client(broker.service_url, operation_timeout_seconds=30,
                            logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
-    create_namespace(broker, "public/bookie-restart", deduplication=True)
+    create_namespace(broker, "public/bookie-restart", **POLICIES)
     topic = f"persistent://public/bookie-restart/load-{'kill9' if kill else 'sigterm'}"
     ids = [bookie.bookie_id for bookie in cluster.bookie_list]
     down: set[int] = set()
