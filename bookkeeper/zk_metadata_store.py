@@ -71,12 +71,19 @@ def parse_zk_url(url: str) -> tuple[str, str]:
 class ZkMetadataStore:
     """A versioned tree of byte values in ZooKeeper; implements managed_ledger's MetadataStore."""
 
-    def __init__(self, client: KazooClient, loop: asyncio.AbstractEventLoop, chroot: str) -> None:
+    def __init__(self, client: KazooClient, loop: asyncio.AbstractEventLoop, chroot: str,
+                 session_timeout_s: float = 10.0) -> None:
         self._zk = client
         self._loop = loop
         self._chroot = chroot
+        self._session_timeout_s = session_timeout_s
         self._listeners: list[Callable[[SessionEvent], None]] = []
         self._closed = False
+        #: the session is taken as lost (expired, or unreachable past its timeout) until the
+        #: client is connected again: calls fail at once instead of waiting in kazoo's queue
+        self._lost = False
+        self._give_up: asyncio.TimerHandle | None = None
+        self._pending: set[asyncio.Future] = set()
         client.add_listener(self._on_state)
 
     @classmethod
@@ -93,7 +100,7 @@ class ZkMetadataStore:
             await loop.run_in_executor(None, client.close)
             raise MetadataStoreError(f"cannot connect to ZooKeeper at {hosts}: {exc}") from exc
         logger.info("metadata store on ZooKeeper %s%s", hosts, chroot)
-        return cls(client, loop, chroot)
+        return cls(client, loop, chroot, session_timeout_s)
 
     @property
     def client(self) -> KazooClient:
@@ -175,6 +182,8 @@ class ZkMetadataStore:
         if self._closed:
             return
         self._closed = True
+        if self._give_up is not None:
+            self._give_up.cancel()
         self._zk.remove_listener(self._on_state)
         await self._loop.run_in_executor(None, self._stop_client)
 
@@ -255,6 +264,11 @@ class ZkMetadataStore:
             raise MetadataStoreError("metadata store is closed")
         future = self._loop.create_future()
         path = args[0] if args else "?"
+        if self._lost:
+            future.set_exception(MetadataSessionLostError(f"ZooKeeper session lost, on {path}"))
+            return future
+        self._pending.add(future)
+        future.add_done_callback(self._pending.discard)
         try:
             async_result = method(*args, **kwargs)
         except KazooException as exc:
@@ -295,13 +309,42 @@ class ZkMetadataStore:
         else:
             event = SessionEvent.RECONNECTED
         try:
-            self._loop.call_soon_threadsafe(self._notify, event)
+            self._loop.call_soon_threadsafe(self._state_changed, event)
         except RuntimeError:
             pass  # the loop is closed
 
-    def _notify(self, event: SessionEvent) -> None:
+    def _state_changed(self, event: SessionEvent) -> None:
+        """On the loop. Cut off from ZooKeeper for a whole session timeout, the session is
+        taken as lost, as Pulsar's session watcher does: ZooKeeper expires it meanwhile, and
+        another broker may own our bundles already; kazoo would only learn it on reconnecting.
+        An expiry heard after that is not told twice."""
+        if self._give_up is not None and event is not SessionEvent.SUSPENDED:
+            self._give_up.cancel()
+            self._give_up = None
         if event is SessionEvent.EXPIRED:
-            logger.warning("ZooKeeper session expired: ephemeral nodes are gone")
+            if not self._lost:
+                self._session_lost("ZooKeeper session expired: ephemeral nodes are gone")
+            return
+        if event is SessionEvent.SUSPENDED and self._give_up is None and not self._lost:
+            self._give_up = self._loop.call_later(self._session_timeout_s, self._session_lost,
+                                                  "ZooKeeper unreachable for the session timeout: "
+                                                  "its session is taken as lost")
+        elif event is SessionEvent.RECONNECTED:
+            self._lost = False
+        self._notify(event)
+
+    def _session_lost(self, why: str) -> None:
+        """Calls waiting for ZooKeeper fail now (their outcome is unknown: one may still be
+        applied once the client is connected again, as after any connection loss)."""
+        self._give_up = None
+        self._lost = True
+        logger.warning(why)
+        for future in list(self._pending):
+            if not future.done():
+                future.set_exception(MetadataSessionLostError(why))
+        self._notify(SessionEvent.EXPIRED)
+
+    def _notify(self, event: SessionEvent) -> None:
         for listener in list(self._listeners):
             try:
                 listener(event)

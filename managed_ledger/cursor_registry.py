@@ -96,6 +96,9 @@ class CursorRegistry:
         cursors = self.all()
         outcomes = await asyncio.gather(*[cursor.close() for cursor in cursors], return_exceptions=True)
         for cursor, outcome in zip(cursors, outcomes):
-            if isinstance(outcome, Exception):
+            if isinstance(outcome, ManagedLedgerStorageError):   # storage away: expected
+                logger.warning("managed ledger %s: cursor %s closed without its last state "
+                               "stored: %s", self._ledger.name, cursor.name, outcome.__cause__ or outcome)
+            elif isinstance(outcome, Exception):
                 logger.error("managed ledger %s: closing cursor %s: %s", self._ledger.name,
                              cursor.name, outcome)

@@ -1,0 +1,98 @@
+"""A broker cut off from ZooKeeper but not from the bookies, and the reverse (issue 28), under
+produce / consume load with deduplication on, by proxies the test owns (tcp_proxy.py).
+
+- Cut from ZooKeeper past its session timeout, broker A takes its session as lost (ZooKeeper
+  has expired it, and B may own A's bundles already): it stops serving its topics, and the
+  clients move to B, which fences A's ledgers. Healed, A registers again and serves.
+- Cut from the bookies (A runs in a network namespace of its own, its every connection through
+  a proxy; the one to ZooKeeper stays up): the writes fail and are retried by the client, none
+  receipted meanwhile; healed, writes go on.
+
+Either way every receipted message is read back once, in order, at the position its receipt
+named, and no ledger outside the topic's list holds an entry."""
+
+from __future__ import annotations
+
+import time
+
+import pulsar
+import pytest
+
+from compat_tests.cluster_brokers import BrokerGroup, http
+from compat_tests.cluster_load import POLICIES, Load, problems_logged, serves_again
+from compat_tests.tcp_proxy import TcpProxy
+from compat_tests.test_cluster import create_namespace, owner_of
+from compat_tests.test_cluster_zombie import bookkeeper_ledgers, topic_ledgers
+from server.topics.topic_name import TopicName
+
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(300)]
+
+SESSION_S = 4                # metadataStoreSessionTimeoutMillis (cluster_brokers.py)
+MAX_ERROR_LINES = 10
+
+
+def owned_by(broker, topic: str) -> None:
+    name = TopicName.parse(topic)
+    status, body = http("GET", f"{broker.web_url}/lookup/v2/topic/persistent/{name.namespace}/"
+                               f"{name.local_name}?authoritative=true")
+    assert status == 200 and body["brokerUrl"] == broker.service_url, body
+
+
+def no_stray_entries(cluster, broker, topic: str, before: set[int]) -> None:
+    """No ledger made during the test outside the topic's ledger list holds an entry (none
+    written after another broker sealed it, nor a receipt given from it)."""
+    listed = topic_ledgers(broker, TopicName.parse(topic))
+    for ledger_id, meta in bookkeeper_ledgers(cluster).items():
+        if ledger_id not in before and ledger_id not in listed:
+            assert meta.last_entry_id < 0, f"ledger {ledger_id} outside the topic's list: {meta}"
+
+
+def test_broker_cut_off_from_zookeeper_past_its_session(cluster, tmp_path):
+    proxy = TcpProxy(cluster.zk_port)
+    group = BrokerGroup(cluster, tmp_path, 2, brokerDeleteInactiveTopicsEnabled=False)
+    a, b = group.brokers
+    a.config_path.write_text(a.config_path.read_text().replace(cluster.zk_address, f"127.0.0.1:{proxy.port}"))
+    group.start()
+    client = pulsar.Client(f"pulsar://127.0.0.1:{a.broker_port},127.0.0.1:{b.broker_port}",
+                           operation_timeout_seconds=30, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
+    create_namespace(a, "public/cut-zk", **POLICIES)
+    topic = "persistent://public/cut-zk/load"
+    before = set(bookkeeper_ledgers(cluster))
+    load = None
+    try:
+        owned_by(a, topic)
+        load = Load(client, topic).start()
+        load.wait_receipts(100)
+        offset = a.log_path.stat().st_size
+        proxy.blackhole()
+        cut_at = time.monotonic()
+        while owner_of(b, topic) != b.service_url:   # A's node goes when ZooKeeper expires it
+            assert time.monotonic() - cut_at < 60, "B never took the topic"
+            time.sleep(0.5)
+        load.wait_receipts(100, timeout=90)
+        moved_s = time.monotonic() - cut_at
+        while "its session is taken as lost" not in a.log_path.read_bytes()[offset:].decode(errors="replace"):
+            assert time.monotonic() - cut_at < 3 * SESSION_S, "A never gave its session up"
+            time.sleep(0.2)
+        proxy.heal()
+        load.wait_receipts(100)
+        pauses = load.finish()
+        print(f"cut from ZooKeeper: clients served by B again {moved_s:.1f} s after the cut; "
+              f"{len(load.receipts)} receipted, {load.redelivered()} redelivered; {pauses}")
+        no_stray_entries(cluster, b, topic, before)
+        registered = lambda: sorted(http("GET", f"{b.web_url}/admin/v2/brokers/pulsard-cluster")[1])  # noqa: E731
+        deadline = time.monotonic() + 30
+        while registered() != sorted(f"127.0.0.1:{x.web_port}" for x in group.brokers):
+            assert time.monotonic() < deadline, f"A never registered again: {registered()}"
+            time.sleep(0.5)
+        assert a.is_running()
+        errors = problems_logged(a, offset)
+        assert len(errors) <= MAX_ERROR_LINES, "\n".join(errors[-40:])
+        serves_again(pulsar.Client(a.service_url), "persistent://public/cut-zk/after")
+    finally:
+        proxy.heal()
+        if load is not None:
+            load.close()
+        client.close()
+        group.stop()
+        proxy.stop()
