@@ -20,7 +20,7 @@ import pytest
 
 from compat_tests.cluster_brokers import BrokerGroup, http
 from compat_tests.cluster_load import POLICIES, Load, problems_logged, serves_again
-from compat_tests.tcp_proxy import TcpProxy
+from compat_tests.tcp_proxy import NetworkNamespace, TcpProxy
 from compat_tests.test_cluster import create_namespace, owner_of
 from compat_tests.test_cluster_zombie import bookkeeper_ledgers, topic_ledgers
 from server.topics.topic_name import TopicName
@@ -28,6 +28,9 @@ from server.topics.topic_name import TopicName
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(300)]
 
 SESSION_S = 4                # metadataStoreSessionTimeoutMillis (cluster_brokers.py)
+BOOKIE_TIMEOUT_S = 5        # bookkeeperClientTimeoutInSeconds (Pulsar's default 30 s)
+CUT_S = 15                   # past it: the adds fail, and are retried
+RECEIPT_LAG_S = 3            # a receipt the client got before the cut may reach its callback late
 MAX_ERROR_LINES = 10
 
 
@@ -96,3 +99,59 @@ def test_broker_cut_off_from_zookeeper_past_its_session(cluster, tmp_path):
         client.close()
         group.stop()
         proxy.stop()
+
+
+def test_broker_cut_off_from_the_bookies_but_not_zookeeper(cluster, tmp_path):
+    namespace = NetworkNamespace()
+    group = BrokerGroup(cluster, tmp_path, 2, brokerDeleteInactiveTopicsEnabled=False,
+                        bookkeeperClientTimeoutInSeconds=BOOKIE_TIMEOUT_S)
+    a, b = group.brokers
+    a.command_prefix = namespace.command([])
+    # A's loopback is its own: its peers are reached through proxies on the same ports
+    to_bookies = [TcpProxy(bookie.port, bookie.port, listen_ns=namespace) for bookie in cluster.bookie_list]
+    proxies = [*to_bookies, *(TcpProxy(port, port, listen_ns=namespace)
+                               for port in (cluster.zk_port, b.broker_port, b.web_port)),
+               *(TcpProxy(port, port, target_ns=namespace) for port in (a.broker_port, a.web_port))]
+    client = None
+    load = None
+    try:
+        group.start()
+        client = pulsar.Client(f"pulsar://127.0.0.1:{a.broker_port},127.0.0.1:{b.broker_port}",
+                               operation_timeout_seconds=30, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
+        create_namespace(a, "public/cut-bookies", **POLICIES)
+        topic = "persistent://public/cut-bookies/load"
+        before = set(bookkeeper_ledgers(cluster))
+        owned_by(a, topic)
+        load = Load(client, topic).start()
+        load.wait_receipts(100)
+        offset = a.log_path.stat().st_size
+        for proxy in to_bookies:
+            proxy.blackhole()
+        cut_at = time.monotonic()
+        time.sleep(CUT_S)
+        healed_at = time.monotonic()
+        for proxy in to_bookies:
+            proxy.heal()
+        load.wait_receipts(100, timeout=90)
+        resumed_s = load.receipts[-100][1] - healed_at
+        pauses = load.finish()
+        during = [value for value, at, _ in load.receipts if cut_at + RECEIPT_LAG_S < at < healed_at]
+        assert not during, f"{len(during)} receipted while no bookie could be reached"
+        print(f"cut from the bookies {CUT_S} s: writes receipted again {resumed_s:.1f} s after the "
+              f"heal; {len(load.receipts)} receipted, {load.redelivered()} redelivered; {pauses}")
+        no_stray_entries(cluster, a, topic, before)
+        assert a.is_running() and owner_of(b, topic) == a.service_url
+        errors = problems_logged(a, offset)
+        assert len(errors) <= MAX_ERROR_LINES, "\n".join(errors[-40:])
+        serves_again(client, topic)
+    finally:
+        for proxy in to_bookies:
+            proxy.heal()
+        if load is not None:
+            load.close()
+        if client is not None:
+            client.close()
+        group.stop()
+        for proxy in proxies:
+            proxy.stop()
+        namespace.delete()
