@@ -101,6 +101,42 @@ def test_broker_cut_off_from_zookeeper_past_its_session(cluster, tmp_path):
         proxy.stop()
 
 
+def test_acks_made_before_the_session_loss_are_not_redelivered(cluster, tmp_path):
+    """Acknowledged while A is cut off from ZooKeeper (but not from the bookies), before it
+    takes its session as lost: stored in the cursor's ledger, so B, taking the topic over,
+    redelivers only what was not acknowledged."""
+    proxy = TcpProxy(cluster.zk_port)
+    group = BrokerGroup(cluster, tmp_path, 2, brokerDeleteInactiveTopicsEnabled=False)
+    a, b = group.brokers
+    a.config_path.write_text(a.config_path.read_text().replace(cluster.zk_address, f"127.0.0.1:{proxy.port}"))
+    group.start()
+    client = pulsar.Client(f"pulsar://127.0.0.1:{a.broker_port},127.0.0.1:{b.broker_port}",
+                           operation_timeout_seconds=30, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
+    create_namespace(a, "public/cut-acks", **POLICIES)
+    topic = "persistent://public/cut-acks/acks"
+    try:
+        owned_by(a, topic)
+        consumer = client.subscribe(topic, "acks", consumer_type=pulsar.ConsumerType.Failover)
+        producer = client.create_producer(topic, batching_enabled=False)
+        sent = [f"m-{i:03d}".encode() for i in range(100)]
+        for value in sent:
+            producer.send(value)
+        received = [consumer.receive(timeout_millis=30000) for _ in sent]
+        proxy.blackhole()
+        for message in received[:60]:
+            consumer.acknowledge(message)
+        redelivered = []
+        while len(set(redelivered)) < 40:   # from B, once A let the topic go
+            redelivered.append(consumer.receive(timeout_millis=60000).data())
+        assert owner_of(b, topic) == b.service_url
+        assert min(redelivered) == sent[60] and set(redelivered) == set(sent[60:]), redelivered[:5]
+    finally:
+        proxy.heal()
+        client.close()
+        group.stop()
+        proxy.stop()
+
+
 def test_broker_cut_off_from_the_bookies_but_not_zookeeper(cluster, tmp_path):
     namespace = NetworkNamespace()
     group = BrokerGroup(cluster, tmp_path, 2, brokerDeleteInactiveTopicsEnabled=False,
