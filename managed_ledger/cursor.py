@@ -90,6 +90,12 @@ class ManagedCursorImpl:
             position = ledgers.next_position(self._mark_delete)
         return position
 
+    @property
+    def cursor_ledger(self) -> int:
+        """The ledger holding its state (Pulsar's cursorLedger); -1 without one."""
+        ledger_id = self._store.ledger_id if self._store is not None else None
+        return -1 if ledger_id is None else ledger_id
+
     def has_more_entries(self) -> bool:
         return self.read_position <= self._ledger.last_confirmed_entry
 

@@ -119,6 +119,6 @@ def internal_stats(topic: Topic) -> dict[str, Any]:
 def _cursor(cursor: Any) -> dict[str, Any]:
     return {
         "markDeletePosition": str(cursor.mark_delete_position), "readPosition": str(cursor.read_position),
-        "numberOfEntriesSinceFirstNotAckedMessage": cursor.backlog(),
+        "numberOfEntriesSinceFirstNotAckedMessage": cursor.backlog(), "cursorLedger": cursor.cursor_ledger,
         "state": "Open", "active": True, "properties": {},
     }
