@@ -145,6 +145,13 @@ class Load:
         return list(seen.items())
 
 
+def client_of(group) -> pulsar.Client:
+    """A client given every broker of a BrokerGroup (lookups go to any of them)."""
+    hosts = ",".join(f"127.0.0.1:{broker.broker_port}" for broker in group.brokers)
+    return pulsar.Client(f"pulsar://{hosts}", operation_timeout_seconds=30,
+                         logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
+
+
 def longest_gap(times: list[float]) -> float:
     return max((b - a for a, b in zip(times, times[1:])), default=0.0)
 

@@ -13,13 +13,15 @@ named, and no ledger outside the topic's list holds an entry."""
 
 from __future__ import annotations
 
+import contextlib
 import time
+from typing import Iterator
 
 import pulsar
 import pytest
 
 from compat_tests.cluster_brokers import BrokerGroup, http
-from compat_tests.cluster_load import POLICIES, Load, problems_logged, serves_again
+from compat_tests.cluster_load import POLICIES, Load, client_of, problems_logged, serves_again
 from compat_tests.tcp_proxy import NetworkNamespace, TcpProxy
 from compat_tests.test_cluster import create_namespace, owner_of
 from compat_tests.test_cluster_zombie import bookkeeper_ledgers, topic_ledgers
@@ -50,71 +52,81 @@ def no_stray_entries(cluster, broker, topic: str, before: set[int]) -> None:
             assert meta.last_entry_id < 0, f"ledger {ledger_id} outside the topic's list: {meta}"
 
 
-def test_broker_cut_off_from_zookeeper_past_its_session(cluster, tmp_path):
+@contextlib.contextmanager
+def zookeeper_through_a_proxy(cluster, tmp_path) -> Iterator[tuple[TcpProxy, BrokerGroup, pulsar.Client]]:
+    """Brokers A and B, A reaching ZooKeeper (for its metadata and the bookies') only through
+    the proxy; a client of both."""
     proxy = TcpProxy(cluster.zk_port)
     group = BrokerGroup(cluster, tmp_path, 2, brokerDeleteInactiveTopicsEnabled=False)
-    a, b = group.brokers
+    a = group.brokers[0]
     a.config_path.write_text(a.config_path.read_text().replace(cluster.zk_address, f"127.0.0.1:{proxy.port}"))
-    group.start()
-    client = pulsar.Client(f"pulsar://127.0.0.1:{a.broker_port},127.0.0.1:{b.broker_port}",
-                           operation_timeout_seconds=30, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
-    create_namespace(a, "public/cut-zk", **POLICIES)
-    topic = "persistent://public/cut-zk/load"
-    before = set(bookkeeper_ledgers(cluster))
-    load = None
+    client = None
     try:
-        owned_by(a, topic)
-        load = Load(client, topic).start()
-        load.wait_receipts(100)
-        offset = a.log_path.stat().st_size
-        proxy.blackhole()
-        cut_at = time.monotonic()
-        while owner_of(b, topic) != b.service_url:   # A's node goes when ZooKeeper expires it
-            assert time.monotonic() - cut_at < 60, "B never took the topic"
-            time.sleep(0.5)
-        load.wait_receipts(100, timeout=90)
-        moved_s = time.monotonic() - cut_at
-        while "its session is taken as lost" not in a.log_path.read_bytes()[offset:].decode(errors="replace"):
-            assert time.monotonic() - cut_at < 3 * SESSION_S, "A never gave its session up"
-            time.sleep(0.2)
-        proxy.heal()
-        load.wait_receipts(100)
-        pauses = load.finish()
-        print(f"cut from ZooKeeper: clients served by B again {moved_s:.1f} s after the cut; "
-              f"{len(load.receipts)} receipted, {load.redelivered()} redelivered; {pauses}")
-        no_stray_entries(cluster, b, topic, before)
-        registered = lambda: sorted(http("GET", f"{b.web_url}/admin/v2/brokers/pulsard-cluster")[1])  # noqa: E731
-        deadline = time.monotonic() + 30
-        while registered() != sorted(f"127.0.0.1:{x.web_port}" for x in group.brokers):
-            assert time.monotonic() < deadline, f"A never registered again: {registered()}"
-            time.sleep(0.5)
-        assert a.is_running()
-        errors = problems_logged(a, offset)
-        assert len(errors) <= MAX_ERROR_LINES, "\n".join(errors[-40:])
-        serves_again(pulsar.Client(a.service_url), "persistent://public/cut-zk/after")
+        group.start()
+        client = client_of(group)
+        yield proxy, group, client
     finally:
         proxy.heal()
-        if load is not None:
-            load.close()
-        client.close()
+        if client is not None:
+            client.close()
         group.stop()
         proxy.stop()
+
+
+def test_broker_cut_off_from_zookeeper_past_its_session(cluster, tmp_path):
+    with zookeeper_through_a_proxy(cluster, tmp_path) as (proxy, group, client):
+        a, b = group.brokers
+        create_namespace(a, "public/cut-zk", **POLICIES)
+        topic = "persistent://public/cut-zk/load"
+        before = set(bookkeeper_ledgers(cluster))
+        load = None
+        try:
+            owned_by(a, topic)
+            load = Load(client, topic).start()
+            load.wait_receipts(100)
+            offset = a.log_path.stat().st_size
+            proxy.blackhole()
+            cut_at = time.monotonic()
+            while owner_of(b, topic) != b.service_url:   # A's node goes when ZooKeeper expires it
+                assert time.monotonic() - cut_at < 60, "B never took the topic"
+                time.sleep(0.5)
+            load.wait_receipts(100, timeout=90)
+            moved_s = time.monotonic() - cut_at
+            while "its session is taken as lost" not in a.log_path.read_bytes()[offset:].decode(errors="replace"):
+                assert time.monotonic() - cut_at < 5 * SESSION_S, "A never gave its session up"
+                time.sleep(0.2)
+            proxy.heal()
+            load.wait_receipts(100)
+            pauses = load.finish()
+            print(f"cut from ZooKeeper: clients served by B again {moved_s:.1f} s after the cut; "
+                  f"{len(load.receipts)} receipted, {load.redelivered()} redelivered; {pauses}")
+            no_stray_entries(cluster, b, topic, before)
+            registered = lambda: sorted(http("GET", f"{b.web_url}/admin/v2/brokers/pulsard-cluster")[1])  # noqa: E731
+            deadline = time.monotonic() + 30
+            while registered() != sorted(f"127.0.0.1:{x.web_port}" for x in group.brokers):
+                assert time.monotonic() < deadline, f"A never registered again: {registered()}"
+                time.sleep(0.5)
+            assert a.is_running()
+            errors = problems_logged(a, offset)
+            assert len(errors) <= MAX_ERROR_LINES, "\n".join(errors[-40:])
+            only_a = pulsar.Client(a.service_url)
+            try:
+                serves_again(only_a, "persistent://public/cut-zk/after")
+            finally:
+                only_a.close()
+        finally:
+            if load is not None:
+                load.close()
 
 
 def test_acks_made_before_the_session_loss_are_not_redelivered(cluster, tmp_path):
     """Acknowledged while A is cut off from ZooKeeper (but not from the bookies), before it
     takes its session as lost: stored in the cursor's ledger, so B, taking the topic over,
     redelivers only what was not acknowledged."""
-    proxy = TcpProxy(cluster.zk_port)
-    group = BrokerGroup(cluster, tmp_path, 2, brokerDeleteInactiveTopicsEnabled=False)
-    a, b = group.brokers
-    a.config_path.write_text(a.config_path.read_text().replace(cluster.zk_address, f"127.0.0.1:{proxy.port}"))
-    group.start()
-    client = pulsar.Client(f"pulsar://127.0.0.1:{a.broker_port},127.0.0.1:{b.broker_port}",
-                           operation_timeout_seconds=30, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
-    create_namespace(a, "public/cut-acks", **POLICIES)
-    topic = "persistent://public/cut-acks/acks"
-    try:
+    with zookeeper_through_a_proxy(cluster, tmp_path) as (proxy, group, client):
+        a, b = group.brokers
+        create_namespace(a, "public/cut-acks", **POLICIES)
+        topic = "persistent://public/cut-acks/acks"
         owned_by(a, topic)
         consumer = client.subscribe(topic, "acks", consumer_type=pulsar.ConsumerType.Failover)
         producer = client.create_producer(topic, batching_enabled=False)
@@ -130,11 +142,6 @@ def test_acks_made_before_the_session_loss_are_not_redelivered(cluster, tmp_path
             redelivered.append(consumer.receive(timeout_millis=60000).data())
         assert owner_of(b, topic) == b.service_url
         assert min(redelivered) == sent[60] and set(redelivered) == set(sent[60:]), redelivered[:5]
-    finally:
-        proxy.heal()
-        client.close()
-        group.stop()
-        proxy.stop()
 
 
 def test_broker_cut_off_from_the_bookies_but_not_zookeeper(cluster, tmp_path):
@@ -152,8 +159,7 @@ def test_broker_cut_off_from_the_bookies_but_not_zookeeper(cluster, tmp_path):
     load = None
     try:
         group.start()
-        client = pulsar.Client(f"pulsar://127.0.0.1:{a.broker_port},127.0.0.1:{b.broker_port}",
-                               operation_timeout_seconds=30, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
+        client = client_of(group)
         create_namespace(a, "public/cut-bookies", **POLICIES)
         topic = "persistent://public/cut-bookies/load"
         before = set(bookkeeper_ledgers(cluster))

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import time
 
-import pulsar
 import pytest
 
 from bookkeeper.cluster_kit import LocalCluster
 from compat_tests.cluster_brokers import BrokerGroup
-from compat_tests.cluster_load import POLICIES, Load, problems_logged, serves_again
+from compat_tests.cluster_load import POLICIES, Load, client_of, problems_logged, serves_again
 from compat_tests.prerequisites import prerequisite
 from compat_tests.test_cluster import create_namespace
 
@@ -35,12 +34,6 @@ def own_cluster(request):
         yield cluster.start()
     finally:
         cluster.stop()
-
-
-def client_of(group: BrokerGroup) -> pulsar.Client:
-    hosts = ",".join(f"127.0.0.1:{broker.broker_port}" for broker in group.brokers)
-    return pulsar.Client(f"pulsar://{hosts}", operation_timeout_seconds=30,
-                         logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
 
 
 @pytest.mark.parametrize("down_s", [2, 8])
