@@ -72,17 +72,18 @@ class ZkMetadataStore:
     """A versioned tree of byte values in ZooKeeper; implements managed_ledger's MetadataStore."""
 
     def __init__(self, client: KazooClient, loop: asyncio.AbstractEventLoop, chroot: str,
-                 session_timeout_s: float = 10.0) -> None:
+                 session_timeout_s: float = 10.0, hosts: str = "") -> None:
         self._zk = client
         self._loop = loop
         self._chroot = chroot
         self._session_timeout_s = session_timeout_s
+        self._servers = _servers(hosts)
         self._listeners: list[Callable[[SessionEvent], None]] = []
         self._closed = False
         #: the session is taken as lost (expired, or unreachable past its timeout) until the
         #: client is connected again: calls fail at once instead of waiting in kazoo's queue
         self._lost = False
-        self._give_up: asyncio.TimerHandle | None = None
+        self._watching: asyncio.Task | None = None   # while suspended
         self._pending: set[asyncio.Future] = set()
         client.add_listener(self._on_state)
 
@@ -100,7 +101,7 @@ class ZkMetadataStore:
             await loop.run_in_executor(None, client.close)
             raise MetadataStoreError(f"cannot connect to ZooKeeper at {hosts}: {exc}") from exc
         logger.info("metadata store on ZooKeeper %s%s", hosts, chroot)
-        return cls(client, loop, chroot, session_timeout_s)
+        return cls(client, loop, chroot, session_timeout_s, hosts)
 
     @property
     def client(self) -> KazooClient:
@@ -182,8 +183,7 @@ class ZkMetadataStore:
         if self._closed:
             return
         self._closed = True
-        if self._give_up is not None:
-            self._give_up.cancel()
+        self._stop_watching()
         self._zk.remove_listener(self._on_state)
         await self._loop.run_in_executor(None, self._stop_client)
 
@@ -314,29 +314,56 @@ class ZkMetadataStore:
             pass  # the loop is closed
 
     def _state_changed(self, event: SessionEvent) -> None:
-        """On the loop. Cut off from ZooKeeper for a whole session timeout, the session is
-        taken as lost, as Pulsar's session watcher does: ZooKeeper expires it meanwhile, and
-        another broker may own our bundles already; kazoo would only learn it on reconnecting.
-        An expiry heard after that is not told twice."""
-        if self._give_up is not None and event is not SessionEvent.SUSPENDED:
-            self._give_up.cancel()
-            self._give_up = None
+        """On the loop. An expiry heard after the session was taken as lost is not told twice."""
+        if event is not SessionEvent.SUSPENDED:
+            self._stop_watching()
         if event is SessionEvent.EXPIRED:
             if not self._lost:
                 self._session_lost("ZooKeeper session expired: ephemeral nodes are gone")
             return
-        if event is SessionEvent.SUSPENDED and self._give_up is None and not self._lost:
-            self._give_up = self._loop.call_later(self._session_timeout_s, self._session_lost,
-                                                  "ZooKeeper unreachable for the session timeout: "
-                                                  "its session is taken as lost")
+        if event is SessionEvent.SUSPENDED and self._watching is None and not self._lost:
+            self._watching = self._loop.create_task(self._watch_suspension())
         elif event is SessionEvent.RECONNECTED:
             self._lost = False
         self._notify(event)
 
+    async def _watch_suspension(self) -> None:
+        """Cut off from ZooKeeper for a whole session timeout while it runs, the session is
+        taken as lost, as Pulsar's session watcher does: ZooKeeper expires it meanwhile, and
+        another broker may own our bundles already; kazoo would only learn it on reconnecting.
+        But ZooKeeper expires sessions only while it runs, and gives each its whole timeout
+        again when it starts: while every server refuses connections (ZooKeeper is down, not
+        away), the count starts over, and the topics keep being served."""
+        timeout = self._session_timeout_s
+        deadline = self._loop.time() + timeout
+        while (left := deadline - self._loop.time()) > 0:
+            await asyncio.sleep(min(left, timeout / 4))
+            if await self._no_server_runs():
+                deadline = self._loop.time() + timeout
+        self._watching = None
+        self._session_lost("ZooKeeper unreachable for the session timeout: its session is taken as lost")
+
+    async def _no_server_runs(self) -> bool:
+        for host, port in self._servers:
+            try:
+                _, writer = await asyncio.wait_for(asyncio.open_connection(host, port),
+                                                   self._session_timeout_s / 4)
+            except ConnectionRefusedError:
+                continue
+            except (OSError, asyncio.TimeoutError):
+                return False
+            writer.close()
+            return False
+        return bool(self._servers)
+
+    def _stop_watching(self) -> None:
+        if self._watching is not None:
+            self._watching.cancel()
+            self._watching = None
+
     def _session_lost(self, why: str) -> None:
         """Calls waiting for ZooKeeper fail now (their outcome is unknown: one may still be
         applied once the client is connected again, as after any connection loss)."""
-        self._give_up = None
         self._lost = True
         logger.warning(why)
         for future in list(self._pending):
@@ -388,6 +415,15 @@ def _settle(future: asyncio.Future, outcome: Any, error: BaseException | None) -
 def _call_unless(stopped: Callable[[], bool], callback: Callable[[Any], None], value: Any) -> None:
     if not stopped():
         callback(value)
+
+
+def _servers(hosts: str) -> list[tuple[str, int]]:
+    """(host, port) of each server of a connect string (port 2181 when none is given)."""
+    servers = []
+    for each in filter(None, hosts.split(",")):
+        host, _, port = each.rpartition(":") if ":" in each else (each, "", "2181")
+        servers.append((host, int(port)))
+    return servers
 
 
 def _reconnecting(session_timeout_s: float) -> KazooRetry:
