@@ -5,8 +5,8 @@ produce / consume load with deduplication on, by proxies the test owns (tcp_prox
   has expired it, and B may own A's bundles already): it stops serving its topics, and the
   clients move to B, which fences A's ledgers. Healed, A registers again and serves.
 - Cut from the bookies (A runs in a network namespace of its own, its every connection through
-  a proxy; the one to ZooKeeper stays up): the writes fail and are retried by the client, none
-  receipted meanwhile; healed, writes go on.
+  a proxy; the one to ZooKeeper stays up), then its connections to them reset: the writes fail
+  and are retried by the client, none receipted meanwhile; healed, writes go on.
 
 Either way every receipted message is read back once, in order, at the position its receipt
 named, and no ledger outside the topic's list holds an entry."""
@@ -172,7 +172,8 @@ def test_broker_cut_off_from_the_bookies_but_not_zookeeper(cluster, tmp_path):
         cut_at = time.monotonic()
         time.sleep(CUT_S)
         healed_at = time.monotonic()
-        for proxy in to_bookies:
+        for proxy in to_bookies:   # the connections held meanwhile are reset, as a firewall
+            proxy.reset()          # that forgot them would: the broker connects anew
             proxy.heal()
         load.wait_receipts(100, timeout=90)
         resumed_s = load.receipts[-100][1] - healed_at
