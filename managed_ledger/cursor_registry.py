@@ -9,11 +9,12 @@ import logging
 import weakref
 from typing import TYPE_CHECKING, Callable
 
+from bookkeeper.errors import BookKeeperError
 from bookkeeper.interfaces import LedgerClient
 
 from .cursor import ManagedCursorImpl
 from .cursor_store import CursorStore
-from .errors import ManagedLedgerStorageError, MetadataStoreError
+from .errors import ManagedLedgerStorageError
 from .interfaces import MetadataStore
 from .metadata import CursorState, cursor_path, decode_name
 from .position import Position
@@ -68,8 +69,8 @@ class CursorRegistry:
             cursor = ManagedCursorImpl(self._ledger, name, CursorState(mark_delete()), store, self.active)
             try:
                 await cursor.create()
-            except MetadataStoreError as exc:
-                raise ManagedLedgerStorageError(f"creating cursor {name} failed") from exc
+            except BookKeeperError as exc:   # its ledger, or its node (MetadataStoreError)
+                raise ManagedLedgerStorageError(f"creating cursor {name} failed: {exc}") from exc
             self.durable[name] = cursor
             return cursor
 
