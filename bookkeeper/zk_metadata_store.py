@@ -34,6 +34,9 @@ from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import (BadVersionError, ConnectionLoss, KazooException, NoNodeError,
                               NodeExistsError, NotEmptyError, SessionExpiredError)
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+from kazoo.retry import KazooRetry
+
+from log_limits.repeats import RepeatFilter
 
 from .config import ZK_URL_PREFIX
 from .errors import (MetadataBadVersionError, MetadataNotFoundError, MetadataSessionLostError,
@@ -41,6 +44,8 @@ from .errors import (MetadataBadVersionError, MetadataNotFoundError, MetadataSes
 from .metadata_store import _check_path
 
 logger = logging.getLogger(__name__)
+# while ZooKeeper is away kazoo logs each reconnection attempt: a flood, held back to a line
+logging.getLogger("kazoo.client").addFilter(RepeatFilter())
 
 URL_PREFIX = ZK_URL_PREFIX
 
@@ -66,12 +71,20 @@ def parse_zk_url(url: str) -> tuple[str, str]:
 class ZkMetadataStore:
     """A versioned tree of byte values in ZooKeeper; implements managed_ledger's MetadataStore."""
 
-    def __init__(self, client: KazooClient, loop: asyncio.AbstractEventLoop, chroot: str) -> None:
+    def __init__(self, client: KazooClient, loop: asyncio.AbstractEventLoop, chroot: str,
+                 session_timeout_s: float = 10.0, hosts: str = "") -> None:
         self._zk = client
         self._loop = loop
         self._chroot = chroot
+        self._session_timeout_s = session_timeout_s
+        self._servers = _servers(hosts)
         self._listeners: list[Callable[[SessionEvent], None]] = []
         self._closed = False
+        #: the session is taken as lost (expired, or unreachable past its timeout) until the
+        #: client is connected again: calls fail at once instead of waiting in kazoo's queue
+        self._lost = False
+        self._watching: asyncio.Task | None = None   # while suspended
+        self._pending: set[asyncio.Future] = set()
         client.add_listener(self._on_state)
 
     @classmethod
@@ -80,14 +93,15 @@ class ZkMetadataStore:
         loop = asyncio.get_running_loop()
         if chroot:
             await loop.run_in_executor(None, _ensure_chroot, hosts, chroot, session_timeout_s)
-        client = KazooClient(hosts=hosts + chroot, timeout=session_timeout_s)
+        client = KazooClient(hosts=hosts + chroot, timeout=session_timeout_s,
+                             connection_retry=_reconnecting(session_timeout_s))
         try:
             await loop.run_in_executor(None, lambda: client.start(timeout=session_timeout_s))
         except Exception as exc:  # kazoo raises a bare timeout, or a handler error
             await loop.run_in_executor(None, client.close)
             raise MetadataStoreError(f"cannot connect to ZooKeeper at {hosts}: {exc}") from exc
         logger.info("metadata store on ZooKeeper %s%s", hosts, chroot)
-        return cls(client, loop, chroot)
+        return cls(client, loop, chroot, session_timeout_s, hosts)
 
     @property
     def client(self) -> KazooClient:
@@ -169,6 +183,7 @@ class ZkMetadataStore:
         if self._closed:
             return
         self._closed = True
+        self._stop_watching()
         self._zk.remove_listener(self._on_state)
         await self._loop.run_in_executor(None, self._stop_client)
 
@@ -227,6 +242,12 @@ class ZkMetadataStore:
             stopped = True
         return stop
 
+    async def ephemeral_owner(self, path: str) -> int | None:
+        """The session that created the ephemeral node at path; None without one."""
+        _check_path(path)
+        stat = await self.call(self._zk.exists_async, path)
+        return stat.ephemeralOwner if stat is not None and stat.ephemeralOwner else None
+
     def add_session_listener(self, listener: Callable[[SessionEvent], None]) -> None:
         """listener(event) on the loop when the connection or session changes."""
         self._listeners.append(listener)
@@ -243,6 +264,11 @@ class ZkMetadataStore:
             raise MetadataStoreError("metadata store is closed")
         future = self._loop.create_future()
         path = args[0] if args else "?"
+        if self._lost:
+            future.set_exception(MetadataSessionLostError(f"ZooKeeper session lost, on {path}"))
+            return future
+        self._pending.add(future)
+        future.add_done_callback(self._pending.discard)
         try:
             async_result = method(*args, **kwargs)
         except KazooException as exc:
@@ -283,13 +309,69 @@ class ZkMetadataStore:
         else:
             event = SessionEvent.RECONNECTED
         try:
-            self._loop.call_soon_threadsafe(self._notify, event)
+            self._loop.call_soon_threadsafe(self._state_changed, event)
         except RuntimeError:
             pass  # the loop is closed
 
-    def _notify(self, event: SessionEvent) -> None:
+    def _state_changed(self, event: SessionEvent) -> None:
+        """On the loop. An expiry heard after the session was taken as lost is not told twice."""
+        if event is not SessionEvent.SUSPENDED:
+            self._stop_watching()
         if event is SessionEvent.EXPIRED:
-            logger.warning("ZooKeeper session expired: ephemeral nodes are gone")
+            if not self._lost:
+                self._session_lost("ZooKeeper session expired: ephemeral nodes are gone")
+            return
+        if event is SessionEvent.SUSPENDED and self._watching is None and not self._lost:
+            self._watching = self._loop.create_task(self._watch_suspension())
+        elif event is SessionEvent.RECONNECTED:
+            self._lost = False
+        self._notify(event)
+
+    async def _watch_suspension(self) -> None:
+        """Cut off from ZooKeeper for a whole session timeout while it runs, the session is
+        taken as lost, as Pulsar's session watcher does: ZooKeeper expires it meanwhile, and
+        another broker may own our bundles already; kazoo would only learn it on reconnecting.
+        But ZooKeeper expires sessions only while it runs, and gives each its whole timeout
+        again when it starts: while every server refuses connections (ZooKeeper is down, not
+        away), the count starts over, and the topics keep being served."""
+        timeout = self._session_timeout_s
+        deadline = self._loop.time() + timeout
+        while (left := deadline - self._loop.time()) > 0:
+            await asyncio.sleep(min(left, timeout / 4))
+            if await self._no_server_runs():
+                deadline = self._loop.time() + timeout
+        self._watching = None
+        self._session_lost("ZooKeeper unreachable for the session timeout: its session is taken as lost")
+
+    async def _no_server_runs(self) -> bool:
+        for host, port in self._servers:
+            try:
+                _, writer = await asyncio.wait_for(asyncio.open_connection(host, port),
+                                                   self._session_timeout_s / 4)
+            except ConnectionRefusedError:
+                continue
+            except (OSError, asyncio.TimeoutError):
+                return False
+            writer.close()
+            return False
+        return bool(self._servers)
+
+    def _stop_watching(self) -> None:
+        if self._watching is not None:
+            self._watching.cancel()
+            self._watching = None
+
+    def _session_lost(self, why: str) -> None:
+        """Calls waiting for ZooKeeper fail now (their outcome is unknown: one may still be
+        applied once the client is connected again, as after any connection loss)."""
+        self._lost = True
+        logger.warning(why)
+        for future in list(self._pending):
+            if not future.done():
+                future.set_exception(MetadataSessionLostError(why))
+        self._notify(SessionEvent.EXPIRED)
+
+    def _notify(self, event: SessionEvent) -> None:
         for listener in list(self._listeners):
             try:
                 listener(event)
@@ -333,6 +415,23 @@ def _settle(future: asyncio.Future, outcome: Any, error: BaseException | None) -
 def _call_unless(stopped: Callable[[], bool], callback: Callable[[Any], None], value: Any) -> None:
     if not stopped():
         callback(value)
+
+
+def _servers(hosts: str) -> list[tuple[str, int]]:
+    """(host, port) of each server of a connect string (port 2181 when none is given)."""
+    servers = []
+    for each in filter(None, hosts.split(",")):
+        host, _, port = each.rpartition(":") if ":" in each else (each, "", "2181")
+        servers.append((host, int(port)))
+    return servers
+
+
+def _reconnecting(session_timeout_s: float) -> KazooRetry:
+    """Retry connecting forever, at least every quarter of the session timeout (ZooKeeper's
+    Java client waits up to 1 s): kazoo's default backoff doubles up to an hour, so a client
+    back after a ZooKeeper restart can miss its session's renewed timeout, and lose it."""
+    return KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_jitter=0.1,
+                      max_delay=min(1.0, session_timeout_s / 4))
 
 
 def _ensure_chroot(hosts: str, chroot: str, timeout: float) -> None:

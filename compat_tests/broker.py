@@ -65,6 +65,8 @@ class Broker:
         self.broker_port, self.web_port = free_ports(2)
         self.proc: subprocess.Popen | None = None
         self.starts = 0
+        #: run the command under another (``ip netns exec NAME``: in a network namespace)
+        self.command_prefix: list[str] = []
 
     # -- addresses ---------------------------------------------------------------------------
     @property
@@ -84,7 +86,7 @@ class Broker:
     def command(self) -> list[str]:
         program = shlex.split(os.environ.get("PULSARD_COMMAND", "")) or [sys.executable, "-m", "server"]
         cmd = [
-            *program, self.mode,
+            *self.command_prefix, *program, self.mode,
             "--broker-port", str(self.broker_port),
             "--web-port", str(self.web_port),
             "--bind-address", HOST,

@@ -155,9 +155,11 @@ def read_positions(client: pulsar.Client) -> list[tuple[bytes, tuple[int, int]]]
 
 
 def topic_ledgers(broker, name: TopicName) -> set[int]:
+    """The ledgers of the topic's managed ledger, and its cursors' ledgers."""
     status, stats = http("GET", f"{broker.web_url}/admin/v2/persistent/{name.namespace}/{name.local_name}/internalStats")
     assert status == 200, stats
-    return {ledger["ledgerId"] for ledger in stats["ledgers"]}
+    return ({ledger["ledgerId"] for ledger in stats["ledgers"]}
+            | {cursor["cursorLedger"] for cursor in stats["cursors"].values()})
 
 
 def bookkeeper_ledgers(cluster) -> dict[int, LedgerMetadata]:

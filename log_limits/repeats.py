@@ -43,19 +43,46 @@ class RepeatLimitedLog:
             exc_info: BaseException | None = None) -> None:
         if not self._logger.isEnabledFor(level):
             return
+        held_back = self.admit(key)
+        if held_back is None:
+            return
+        if held_back:
+            message += " (and %d more like it in the %.0f s before)"
+            args = (*args, *held_back)
+        self._logger.log(level, message, *args, exc_info=exc_info)
+
+    def admit(self, key: Hashable) -> tuple[int, float] | tuple[()] | None:
+        """None to hold this line back; else () or (repeats held back, over seconds)."""
         now = self._clock()
         last = self._logged.pop(key, None)
         if last is not None and now - last.at < self._interval_s:
             last.held_back += 1
             self._logged[key] = last
-            return
-        if last is not None and last.held_back:
-            message += " (and %d more like it in the %.0f s before)"
-            args = (*args, last.held_back, now - last.at)
+            return None
         self._forget_oldest()
         self._logged[key] = _Logged(now)
-        self._logger.log(level, message, *args, exc_info=exc_info)
+        return (last.held_back, now - last.at) if last is not None and last.held_back else ()
 
     def _forget_oldest(self) -> None:
         while len(self._logged) >= MAX_KEYS:
             del self._logged[next(iter(self._logged))]
+
+
+class RepeatFilter(logging.Filter):
+    """The same limit for a library's logger we do not call ourselves (kazoo's reconnection
+    attempts, a line each every fraction of a second while ZooKeeper is away): a record
+    repeating one already written (same logger, template and arguments) within the interval
+    is dropped, and the next one written says how many were."""
+
+    def __init__(self, interval_s: float = INTERVAL_S, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self._limit = RepeatLimitedLog(logging.getLogger(__name__), interval_s, clock)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        held_back = self._limit.admit((record.name, record.levelno, record.msg, repr(record.args)))
+        if held_back is None:
+            return False
+        if held_back and isinstance(record.args, tuple):
+            record.msg = f"{record.msg} (and %d more like it in the %.0f s before)"
+            record.args = (*record.args, *held_back)
+        return True

@@ -7,8 +7,9 @@ read returns; deleted entries are skipped). Individual acks that close the gap a
 mark-delete move it forward, also across ledger boundaries when no entry lies between.
 
 Persistence of durable cursors is batched: an acknowledgement only marks the cursor dirty,
-and dirty state is written to the metadata store at most every cursor_flush_interval_ms, on
-flush() and on close; reset() writes before it returns.
+and dirty state is stored (cursor_store.py: in the metadata store, or in the cursor's ledger on
+a BookKeeper cluster) at most every cursor_flush_interval_ms, on flush() and on close; reset()
+stores before it returns.
 
 Crash bound: after kill -9, acknowledgements made since the last completed flush (at most one
 flush interval plus one metadata write) are lost, so those entries may be redelivered. Nothing
@@ -32,8 +33,9 @@ from typing import TYPE_CHECKING, Iterable
 from log_limits.repeats import RepeatLimitedLog
 
 from .errors import ConcurrentReadError, CursorClosedError, ManagedLedgerStorageError, NonRecoverableEntryError
+from .cursor_store import CursorStore
 from .lost_entries import lost_through
-from .metadata import CursorState, cursor_path
+from .metadata import CursorState
 from .position import Entry, Position
 from .ranges import AckedRanges
 from .uncancellable import run_to_end
@@ -48,11 +50,11 @@ _repeats = RepeatLimitedLog(logger)   # a dead ensemble can cost thousands of en
 class ManagedCursorImpl:
     """Implements interfaces.ManagedCursor for durable and non-durable cursors."""
 
-    def __init__(self, ledger: ManagedLedgerImpl, name: str, durable: bool,
-                 state: CursorState, version: int = -1,
+    def __init__(self, ledger: ManagedLedgerImpl, name: str, state: CursorState,
+                 store: CursorStore | None = None,
                  active_cursors: set[ManagedCursorImpl] | None = None) -> None:
         self.name = name
-        self.durable = durable
+        self.durable = store is not None
         self._ledger = ledger
         self._loop = asyncio.get_running_loop()
         self._mark_delete = state.mark_delete
@@ -70,9 +72,7 @@ class ManagedCursorImpl:
         #: The ledger's active cursors, this one among them while active.
         self._active_cursors = set() if active_cursors is None else active_cursors
         self._has_readers = False
-        # persistence (durable cursors only)
-        self._path = cursor_path(ledger.name, name)
-        self._version = version
+        self._store = store   # where a durable cursor's state goes
         self._dirty = False
         self._flush_timer: asyncio.TimerHandle | None = None
         self._flush_lock = asyncio.Lock()
@@ -93,6 +93,12 @@ class ManagedCursorImpl:
         if position <= self._mark_delete:
             position = ledgers.next_position(self._mark_delete)
         return position
+
+    @property
+    def cursor_ledger(self) -> int:
+        """The ledger holding its state (Pulsar's cursorLedger); -1 without one."""
+        ledger_id = self._store.ledger_id if self._store is not None else None
+        return -1 if ledger_id is None else ledger_id
 
     def has_more_entries(self) -> bool:
         return self.read_position <= self._ledger.last_confirmed_entry
@@ -356,8 +362,7 @@ class ManagedCursorImpl:
             self._dirty = False
             state = self.state()
             try:
-                self._version = await self._ledger.store.put(self._path, state.encode(),
-                                                             self._version)
+                await self._store.persist(state)
             except Exception as exc:
                 self._dirty = True
                 raise ManagedLedgerStorageError(f"cursor {self.name}: persisting failed") from exc
@@ -366,7 +371,7 @@ class ManagedCursorImpl:
 
     async def create(self) -> None:
         """Write the initial state of a new durable cursor (it must not exist yet)."""
-        self._version = await self._ledger.store.put(self._path, self.state().encode(), -1)
+        await self._store.create(self.state())
 
     def _mark_dirty(self) -> None:
         if not self.durable or self._closed:
@@ -385,8 +390,10 @@ class ManagedCursorImpl:
     async def _background_flush(self) -> None:
         try:
             await self.flush()
-        except ManagedLedgerStorageError:
-            logger.exception("cursor %s: background flush failed; retrying later", self.name)
+        except ManagedLedgerStorageError as exc:   # the storage is away: expected
+            cause = exc.__cause__ or exc
+            _repeats.warning(("flush", type(cause)), "cursor %s of %s: flush failed, retried: %s",
+                             self.name, self._ledger.name, cause)
             self._mark_dirty()
 
     async def _stop_background_flushes(self) -> None:
@@ -407,13 +414,18 @@ class ManagedCursorImpl:
             self._closed = True
             self._active_cursors.discard(self)
             self._wake_reader(False)
+            if self._store is not None:
+                await self._store.close()
 
-    async def discard(self) -> None:
-        """Stop without persisting (the cursor is being deleted); a pending read returns []."""
+    async def remove(self) -> None:
+        """Stop, and delete the stored state (the cursor is being deleted); a pending read
+        returns []."""
         self._closed = True
         self._active_cursors.discard(self)
         self._wake_reader(False)
         await self._stop_background_flushes()
+        if self._store is not None:
+            await self._store.delete()
 
     def _check_open(self) -> None:
         if self._closed:

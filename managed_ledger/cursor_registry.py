@@ -9,8 +9,12 @@ import logging
 import weakref
 from typing import TYPE_CHECKING, Callable
 
+from bookkeeper.errors import BookKeeperError
+from bookkeeper.interfaces import LedgerClient
+
 from .cursor import ManagedCursorImpl
-from .errors import ManagedLedgerStorageError, MetadataNotFoundError, MetadataStoreError
+from .cursor_store import CursorStore
+from .errors import ManagedLedgerStorageError
 from .interfaces import MetadataStore
 from .metadata import CursorState, cursor_path, decode_name
 from .position import Position
@@ -23,10 +27,12 @@ logger = logging.getLogger(__name__)
 
 
 class CursorRegistry:
-    def __init__(self, ledger: ManagedLedgerImpl, store: MetadataStore, path: str) -> None:
+    def __init__(self, ledger: ManagedLedgerImpl, store: MetadataStore, path: str,
+                 bookkeeper: LedgerClient | None) -> None:
         self._ledger = ledger
         self._store = store
         self._path = path
+        self._bookkeeper = bookkeeper   # cursor ledgers there (cursor_store.py), None: none
         self.durable: dict[str, ManagedCursorImpl] = {}
         self._non_durable: weakref.WeakSet[ManagedCursorImpl] = weakref.WeakSet()
         #: Cursors adds are cached for (the managed ledger caches while there is one).
@@ -43,11 +49,10 @@ class CursorRegistry:
     async def load(self) -> None:
         for component in await self._store.children(self._path):
             name = decode_name(component)
-            found = await self._store.get(cursor_path(self._ledger.name, name))
+            found = await CursorStore.load(self._store, cursor_path(self._ledger.name, name), self._bookkeeper)
             if found is not None:
-                state = CursorState.decode(found[0])
-                self.durable[name] = ManagedCursorImpl(self._ledger, name, True, state, found[1],
-                                                       self.active)
+                state, store = found
+                self.durable[name] = ManagedCursorImpl(self._ledger, name, state, store, self.active)
 
     async def open(self, name: str, mark_delete: Callable[[], Position]) -> ManagedCursorImpl:
         """The durable cursor of that name, created at mark_delete() if there is none. A
@@ -60,17 +65,17 @@ class CursorRegistry:
             cursor = self.durable.get(name)
             if cursor is not None:
                 return cursor
-            cursor = ManagedCursorImpl(self._ledger, name, True, CursorState(mark_delete()),
-                                       active_cursors=self.active)
+            store = CursorStore(self._store, cursor_path(self._ledger.name, name), self._bookkeeper)
+            cursor = ManagedCursorImpl(self._ledger, name, CursorState(mark_delete()), store, self.active)
             try:
                 await cursor.create()
-            except MetadataStoreError as exc:
-                raise ManagedLedgerStorageError(f"creating cursor {name} failed") from exc
+            except BookKeeperError as exc:   # its ledger, or its node (MetadataStoreError)
+                raise ManagedLedgerStorageError(f"creating cursor {name} failed: {exc}") from exc
             self.durable[name] = cursor
             return cursor
 
     def add_non_durable(self, name: str, start: Position) -> ManagedCursorImpl:
-        cursor = ManagedCursorImpl(self._ledger, name, False,
+        cursor = ManagedCursorImpl(self._ledger, name,
                                    CursorState(Position(start.ledger_id, start.entry_id - 1)),
                                    active_cursors=self.active)
         self._non_durable.add(cursor)
@@ -85,17 +90,16 @@ class CursorRegistry:
         cursor = self.durable.pop(name, None)
         if cursor is None:
             return False
-        await cursor.discard()
-        try:
-            await self._store.delete(cursor_path(self._ledger.name, name))
-        except MetadataNotFoundError:
-            pass
+        await cursor.remove()
         return True
 
     async def close_all(self) -> None:
         cursors = self.all()
         outcomes = await asyncio.gather(*[cursor.close() for cursor in cursors], return_exceptions=True)
         for cursor, outcome in zip(cursors, outcomes):
-            if isinstance(outcome, Exception):
+            if isinstance(outcome, ManagedLedgerStorageError):   # storage away: expected
+                logger.warning("managed ledger %s: cursor %s closed without its last state "
+                               "stored: %s", self._ledger.name, cursor.name, outcome.__cause__ or outcome)
+            elif isinstance(outcome, Exception):
                 logger.error("managed ledger %s: closing cursor %s: %s", self._ledger.name,
                              cursor.name, outcome)

@@ -34,6 +34,7 @@ from .errors import ManagedLedgerClosedError
 from .interfaces import MetadataStore
 from .ledger_tags import LedgerTags, storage_id
 from .managed_ledger import ManagedLedgerImpl
+from .cursor_store import CursorStore
 from .metadata import (MANAGED_LEDGERS_PATH, ManagedLedgerMetadata, cursor_path, decode_name,
                        managed_ledger_path)
 
@@ -78,7 +79,8 @@ async def open_ledger_client(config: StorageConfig, store: Any) -> LedgerClient:
             client.metadata_service_uri, config.ensemble_size, config.write_quorum,
             config.ack_quorum, timeout_s=client.timeout_seconds,
             speculative_read_s=client.speculative_read_timeout_ms / 1000,
-            explicit_lac_interval_s=client.explicit_lac_interval_ms / 1000)
+            explicit_lac_interval_s=client.explicit_lac_interval_ms / 1000,
+            zk_session_timeout_s=config.metadata_store_session_timeout_ms / 1000)
     return await BookKeeper.open(config.data_dir / "bookie", config.bookie, store)
 
 
@@ -200,8 +202,9 @@ class ManagedLedgerFactoryImpl:
                 await self.bookkeeper.delete_ledger(ledger_id)
             except BookKeeperError as exc:
                 logger.warning("deleting ledger %d of %s: %s", ledger_id, name, exc)
+        cursor_ledgers = self.bookkeeper if self.config.uses_bookkeeper_cluster else None
         for component in await store.children(path):
-            await _delete_if_present(store, cursor_path(name, decode_name(component)))
+            await CursorStore.delete_stored(store, cursor_path(name, decode_name(component)), cursor_ledgers)
         await _delete_if_present(store, path)
         logger.info("deleted managed ledger %s", name)
 

@@ -51,6 +51,10 @@ class ManagedCursor(Protocol):
     def set_inactive(self) -> None:
         """No consumer reads through it any more."""
 
+    @property
+    def cursor_ledger(self) -> int:
+        """The ledger holding its state on a BookKeeper cluster; -1 without one."""
+
     def has_more_entries(self) -> bool:
         """True when the read position is at or before the last confirmed entry."""
 

@@ -95,7 +95,8 @@ class ManagedLedgerImpl:
         self._rollover_task: asyncio.Task | None = None
         self._reads = EntryReader(bookkeeper, cache)
         self.lost_entries = LostEntryCounts()
-        self._cursors = CursorRegistry(self, store, self._path)
+        self._cursors = CursorRegistry(self, store, self._path,
+                                       bookkeeper if config.uses_bookkeeper_cluster else None)
         self._waiters: set[asyncio.Future[bool]] = set()
         self._trimming = CoalescedTask(self._trim_consumed_ledgers)
         self._compacted: CompactedLedger | None = None

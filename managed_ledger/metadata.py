@@ -6,7 +6,8 @@ Layout (names are percent-encoded, since topic names hold ``://`` and ``/``)::
                                         "compacted": {"ledger", "horizon": [l, e]},
                                         "terminated": [l, e]}
     /managed-ledgers/<name>/<cursor>   {"mark_delete": [l, e], "acked": [[l, first, last]...],
-                                        "batch_acks": [[l, e, [words...]], ...]}
+                                        "batch_acks": [[l, e, [words...]], ...],
+                                        "ledger": id (a cursor ledger, cursor_store.py)}
 
 The cursors of a managed ledger are the children of its node.
 """
@@ -91,14 +92,18 @@ class CursorState:
     mark_delete: Position
     acked: list[tuple[int, int, int]] = field(default_factory=list)
     batch_acks: dict[Position, list[int]] = field(default_factory=dict)
+    #: in the cursor's node: the cursor ledger whose last entry holds a newer state (cursor_store.py)
+    ledger: int | None = None
 
     def encode(self) -> bytes:
-        fields = {
+        fields: dict = {
             "mark_delete": [self.mark_delete.ledger_id, self.mark_delete.entry_id],
             "acked": [list(r) for r in self.acked],
             "batch_acks": [[p.ledger_id, p.entry_id, words]
                            for p, words in self.batch_acks.items()],
         }
+        if self.ledger is not None:
+            fields["ledger"] = self.ledger
         return json.dumps(fields, separators=(",", ":")).encode()
 
     @classmethod
@@ -109,4 +114,5 @@ class CursorState:
             acked=[(ledger, first, last) for ledger, first, last in fields["acked"]],
             batch_acks={Position(ledger, entry): words
                         for ledger, entry, words in fields["batch_acks"]},
+            ledger=fields.get("ledger"),
         )

@@ -71,9 +71,10 @@ class BookKeeperClient:
     async def open(cls, service_uri: str, ensemble_size: int = 2, write_quorum: int = 2,
                    ack_quorum: int = 2, password: bytes = b"",
                    timeout_s: float = 10.0, speculative_read_s: float = 1.0,
-                   explicit_lac_interval_s: float = 0.0) -> BookKeeperClient:
+                   explicit_lac_interval_s: float = 0.0,
+                   zk_session_timeout_s: float = 10.0) -> BookKeeperClient:
         hosts, root = parse_service_uri(service_uri)
-        store = await ZkMetadataStore.open(f"zk:{hosts}")
+        store = await ZkMetadataStore.open(f"zk:{hosts}", zk_session_timeout_s)
         if await store.get(f"{root}/LAYOUT") is None:
             await store.close()
             raise BookKeeperError(f"no BookKeeper cluster at {service_uri} ({root}/LAYOUT missing:"

@@ -122,6 +122,7 @@ class LocalCluster:
     zk_port: int = 0
     bookie_list: list[Bookie] = field(default_factory=list)
     _zk: JavaProcess | None = None
+    _registrations: dict[str, int] = field(default_factory=dict)   # when ZooKeeper stopped
     _own_root: bool = False
     _lib: Path | None = None
 
@@ -187,6 +188,35 @@ class LocalCluster:
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
+    # ---- ZooKeeper -----------------------------------------------------------------------
+
+    def stop_zookeeper(self, kill: bool = False) -> None:
+        """SIGTERM (or kill -9) ZooKeeper; its data dir stays, for restart_zookeeper()."""
+        if self._zk is not None and self._zk.alive():
+            self._registrations = self._registration_owners()
+            self._zk.stop(kill=kill)
+            self._say(f"stopped ZooKeeper {self.zk_address}")
+
+    def restart_zookeeper(self) -> None:
+        """Start ZooKeeper again on the same port and data dir. It gives each session it knew
+        its whole timeout again: returns once each bookie's session outlived that (its client
+        came back in time), or expired and the bookie registered anew (a few seconds later)."""
+        if self._zk is not None and self._zk.alive():
+            return
+        self._start_zookeeper()
+        kept_after = time.monotonic() + (BOOKIE_ZK_TIMEOUT_MS + 2 * ZK_TICK_MS) / 1000
+        deadline = time.monotonic() + 90
+        while True:
+            owners = self._registration_owners()
+            waiting = [bookie_id for bookie_id, before in self._registrations.items()
+                       if owners.get(bookie_id) is None
+                       or (owners[bookie_id] == before and time.monotonic() < kept_after)]
+            if not waiting:
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"bookies {waiting} did not register again in 90 s")
+            time.sleep(0.2)
+
     # ---- bookies -------------------------------------------------------------------------
 
     def kill_bookie(self, index: int) -> None:
@@ -195,6 +225,13 @@ class LocalCluster:
         if bookie.java is not None:
             bookie.java.stop(kill=True)
             self._say(f"killed bookie {bookie.bookie_id} (pid {bookie.java.pid})")
+
+    def stop_bookie(self, index: int) -> None:
+        """SIGTERM: the bookie shuts down as it does when told to (journal flushed)."""
+        bookie = self.bookie_list[index]
+        if bookie.java is not None:
+            bookie.java.stop(timeout=30)
+            self._say(f"stopped bookie {bookie.bookie_id}")
 
     def pause_bookie(self, index: int) -> None:
         """SIGSTOP: the bookie hangs (connections stay open, nothing is answered). Resume it
@@ -230,10 +267,17 @@ class LocalCluster:
 
     def _registration_owner(self, bookie_id: str) -> int | None:
         """The session owning the bookie's /ledgers/available node, None when absent."""
+        return self._registration_owners([bookie_id]).get(bookie_id)
+
+    def _registration_owners(self, bookie_ids: list[str] | None = None) -> dict[str, int]:
+        """bookie id -> the session owning its registration, for those registered (of the
+        running bookies, by default)."""
+        if bookie_ids is None:
+            bookie_ids = [b.bookie_id for b in self.bookie_list if b.java is not None and b.java.alive()]
         zk = self._zk_client()
         try:
-            stat = zk.exists(f"/ledgers/available/{bookie_id}")
-            return stat.ephemeralOwner if stat is not None else None
+            stats = {bookie_id: zk.exists(f"/ledgers/available/{bookie_id}") for bookie_id in bookie_ids}
+            return {bookie_id: stat.ephemeralOwner for bookie_id, stat in stats.items() if stat is not None}
         finally:
             zk.stop()
             zk.close()

@@ -75,3 +75,17 @@ def test_memory_is_bounded_by_forgetting_the_oldest_keys(log, monkeypatch):
     for key in range(10):
         log.warning(key, "line")
     assert len(log._logged) == 4
+
+
+def test_a_filter_drops_a_library_s_repeated_lines_and_counts_them(clock, caplog):
+    library = logging.getLogger("repeats-test.library")
+    library.addFilter(repeats.RepeatFilter(interval_s=10.0, clock=clock))
+    with caplog.at_level(logging.INFO, logger="repeats-test.library"):
+        for _ in range(5):
+            library.warning("Connection dropped: %s", "refused")
+        library.warning("Connecting to %s", "zk")
+        clock.now += 11
+        library.warning("Connection dropped: %s", "refused")
+    assert [r.getMessage() for r in caplog.records] == [
+        "Connection dropped: refused", "Connecting to zk",
+        "Connection dropped: refused (and 4 more like it in the 11 s before)"]

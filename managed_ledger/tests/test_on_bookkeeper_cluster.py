@@ -105,6 +105,35 @@ async def test_a_broker_that_dies_loses_nothing_it_acknowledged(cluster, tmp_pat
     await factory.bookkeeper.store.close()
 
 
+async def test_acks_flushed_to_the_cursor_ledger_survive_losing_the_metadata_store(cluster, tmp_path: Path) -> None:
+    """As in Pulsar, a cursor's flushes go to its own ledger: a broker cut off from ZooKeeper
+    still persists its acknowledgements; the next owner reads them back (fencing the ledger)."""
+    config = cluster_config(cluster, tmp_path, uuid.uuid4().hex, **KEEP_ALL)
+    factory = await open_factory(config)
+    ledger = await factory.open_ledger(TOPIC)
+    cursor = await ledger.open_cursor("sub", InitialPosition.EARLIEST)
+    positions = [await ledger.add_entry(b"m%d" % i) for i in range(100)]
+    cursor.mark_delete(positions[9])
+    await cursor.flush()                  # the first flush starts the cursor ledger
+    cursor.mark_delete(positions[59])
+    await cursor.flush()
+    await factory.metadata_store.close()  # ZooKeeper is gone for this broker
+    cursor.delete([positions[79]])
+    cursor.mark_delete(positions[69])
+    await cursor.flush()                  # still stored: on the bookies
+    await factory.bookkeeper.pool.close()   # then the broker dies
+    factory._lock.release()
+    async with open_cluster_storage(config) as successor:
+        recovered = (await successor.open_ledger(TOPIC)).cursors["sub"]
+        assert recovered.mark_delete_position == positions[69]
+        assert recovered.is_deleted(positions[79]) and not recovered.is_deleted(positions[70])
+        recovered.mark_delete(positions[89])
+        await recovered.flush()           # a ledger of its own; the old one is deleted
+    async with open_cluster_storage(config) as third:
+        assert (await third.open_ledger(TOPIC)).cursors["sub"].mark_delete_position == positions[89]
+    await factory.bookkeeper.store.close()
+
+
 async def test_written_ledgers_carry_the_configured_quorums(cluster, tmp_path: Path) -> None:
     config = replace(cluster_config(cluster, tmp_path, uuid.uuid4().hex),
                      ensemble_size=3, write_quorum=2, ack_quorum=2)

@@ -119,7 +119,7 @@ def internal_stats(topic: Topic) -> dict[str, Any]:
 def _cursor(cursor: Any) -> dict[str, Any]:
     return {
         "markDeletePosition": str(cursor.mark_delete_position), "readPosition": str(cursor.read_position),
-        "numberOfEntriesSinceFirstNotAckedMessage": cursor.backlog(),
+        "numberOfEntriesSinceFirstNotAckedMessage": cursor.backlog(), "cursorLedger": cursor.cursor_ledger,
         "state": "Open", "active": True, "properties": {},
         # pulsard's own: the entry no copy of which can be read that holds the cursor, and those skipped
         "heldAtLostEntry": None if cursor.held_at_lost is None else str(cursor.held_at_lost),

@@ -7,11 +7,12 @@ import logging
 from typing import TYPE_CHECKING, Callable
 from urllib.parse import quote
 
+from managed_ledger.errors import ManagedLedgerStorageError
 from managed_ledger.interfaces import ManagedLedger, MetadataStore
 from managed_ledger.position import EARLIEST, LATEST, Entry, InitialPosition, Position
 from protocol import pulsar_api_pb2 as pb
 from protocol.entry import read_metadata
-from server.errors import ConsumerBusy, NotAllowed, SubscriptionNotFound, TopicTerminated
+from server.errors import ConsumerBusy, NotAllowed, PersistenceError, SubscriptionNotFound, TopicTerminated
 
 from .compaction import COMPACTION_CURSOR, TopicCompaction
 from .deduplication import DEDUPLICATION_CURSOR, MessageDeduplication
@@ -144,7 +145,10 @@ class Topic(TopicBase):
                 if command.initialPosition == pb.CommandSubscribe.Earliest
                 else InitialPosition.LATEST
             )
-            cursor = await self.ledger.open_cursor(command.subscription, initial)
+            try:
+                cursor = await self.ledger.open_cursor(command.subscription, initial)
+            except ManagedLedgerStorageError as exc:   # as Pulsar: the client gets a PersistenceError
+                raise PersistenceError(f"Failed to create subscription {command.subscription}: {exc}") from exc
         else:
             cursor = self.ledger.new_non_durable_cursor(command.subscription, self._reader_start(command))
         subscription = Subscription(self, command.subscription, cursor)
