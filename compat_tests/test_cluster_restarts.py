@@ -26,10 +26,10 @@ MAX_ERROR_LINES = 10
 
 
 @pytest.fixture(scope="module")
-def own_cluster(request):
+def own_cluster(request, tmp_path_factory):
     """ZooKeeper and every bookie are restarted here: not the shared cluster."""
     prerequisite("ZooKeeper and BookKeeper jars").result(request.config)
-    cluster = LocalCluster(bookies=3)
+    cluster = LocalCluster(bookies=3, root=tmp_path_factory.mktemp("cluster"))   # logs kept by pytest
     try:
         yield cluster.start()
     finally:

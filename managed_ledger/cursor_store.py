@@ -7,11 +7,14 @@ and the acknowledgements it flushed must not be lost with it. Bookies reached, a
 ZooKeeper; a broker taking the topic over opens the ledger with recovery (fencing it: the old
 owner can append no more) and reads the state from its last entry.
 
-Creating or opening a cursor starts a new ledger (written first, then named in the node, then
-the old one deleted), so that its flushes need no ZooKeeper from then on; so does a flush once
-the ledger holds MAX_ENTRIES. When an append fails
-for want of bookies, the state goes to the node itself (without a ledger) and the next flush
-starts a new ledger; a fenced ledger means another broker owns the cursor now: the flush fails.
+A new cursor's first state goes to the node, as in Pulsar; then, and when a cursor is opened,
+a new ledger is started (written first, then named in the node, then the old one deleted), so
+that flushes need no ZooKeeper from then on (Pulsar starts it at the first flush, which then
+needs ZooKeeper). Too few bookies for a ledger do not fail the subscription or the topic's
+load: the node holds the state and the next flush tries again; so does a flush once the ledger
+holds MAX_ENTRIES. When an append fails for want of bookies, the state goes to the node itself
+(without a ledger) and the next flush starts a new ledger; a fenced ledger means another broker
+owns the cursor now: the flush fails.
 In the embedded standalone store, the metadata store and the ledgers share one disk and one
 process: the node alone holds the state.
 """
@@ -58,8 +61,7 @@ class CursorStore:
         if stored.ledger is not None and bookkeeper is not None:
             state = await _last_state(bookkeeper, stored.ledger) or stored
         holder = cls(store, path, bookkeeper, found[1], stored.ledger)
-        if bookkeeper is not None:
-            await holder._start_ledger(state)
+        await holder._start_ledger_if_bookies(state)
         return state, holder
 
     @classmethod
@@ -71,10 +73,8 @@ class CursorStore:
 
     async def create(self, state: CursorState) -> None:
         """Store the first state of a new cursor (there must be none)."""
-        if self._bookkeeper is None:
-            self._version = await self._store.put(self._path, state.encode(), -1)
-        else:
-            await self._start_ledger(state)   # the node is created naming it (version -1)
+        self._version = await self._store.put(self._path, state.encode(), -1)
+        await self._start_ledger_if_bookies(state)
 
     async def persist(self, state: CursorState) -> None:
         """Raises the storage's error (BookKeeperError or MetadataStoreError) if not stored."""
@@ -112,6 +112,14 @@ class CursorStore:
         except MetadataNotFoundError:
             pass
         await self._delete_ledger(self.ledger_id)
+
+    async def _start_ledger_if_bookies(self, state: CursorState) -> None:
+        if self._bookkeeper is None:
+            return
+        try:
+            await self._start_ledger(state)
+        except BookKeeperError as exc:   # the node holds the state meanwhile
+            _repeats.warning(("start", type(exc)), "cursor ledger not started yet: %s", exc)
 
     async def _start_ledger(self, state: CursorState) -> None:
         writer = await self._bookkeeper.create_ledger()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import os
 import shutil
 import signal
 import socket
@@ -87,13 +88,14 @@ class JavaProcess:
             return ""
 
     def stop(self, kill: bool = False, timeout: float = 10.0) -> None:
+        """Signal the process group (a supervised process is a shell loop and its JVM)."""
         if not self.alive():
             return
-        self.process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+        os.killpg(self.process.pid, signal.SIGKILL if kill else signal.SIGTERM)
         try:
             self.process.wait(timeout)
         except subprocess.TimeoutExpired:
-            self.process.kill()
+            os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
 
 
@@ -116,12 +118,13 @@ class LocalCluster:
 
     bookies: int = 3
     root: Path | None = None
-    #: Run BookKeeper's AutoRecovery (auditor + replication worker) inside each bookie.
+    #: Run BookKeeper's AutoRecovery (auditor + replication worker) beside the bookies.
     auto_recovery: bool = True
     progress: Progress | None = None
     zk_port: int = 0
     bookie_list: list[Bookie] = field(default_factory=list)
     _zk: JavaProcess | None = None
+    _auto_recovery: JavaProcess | None = None
     _registrations: dict[str, int] = field(default_factory=dict)   # when ZooKeeper stopped
     _own_root: bool = False
     _lib: Path | None = None
@@ -162,6 +165,8 @@ class LocalCluster:
             for bookie in self.bookie_list:
                 self._launch_bookie(bookie)
             self.wait_registered([b.bookie_id for b in self.bookie_list])
+            if self.auto_recovery:
+                self._start_auto_recovery()
         except BaseException:
             self.stop()
             raise
@@ -173,6 +178,8 @@ class LocalCluster:
         """Kill every process this cluster started and remove its temporary root."""
         if self._zk is not None and self._zk.alive():
             self._say("stopping the cluster")
+        if self._auto_recovery is not None:
+            self._auto_recovery.stop(kill=True)
         for bookie in self.bookie_list:
             if bookie.java is not None:
                 bookie.java.stop(kill=True)
@@ -342,12 +349,16 @@ class LocalCluster:
                 f"-Dlog4j.configurationFile={self.root / 'conf' / 'log4j2.xml'}",
                 "-cp", f"{self._lib}/*", main, *args]
 
-    def _spawn(self, name: str, main: str, args: list[str]) -> JavaProcess:
+    def _spawn(self, name: str, main: str, args: list[str], supervised: bool = False) -> JavaProcess:
+        """A JVM in a process group of its own; supervised, started again whenever it exits."""
         assert self.root is not None
         log_path = self.root / "logs" / f"{name}.log"
+        command = self._java_command(main, args)
+        if supervised:
+            command = ["sh", "-c", 'while :; do "$@"; sleep 1; done', "sh", *command]
         log = open(log_path, "ab")
         try:
-            process = subprocess.Popen(self._java_command(main, args), stdout=log,
+            process = subprocess.Popen(command, stdout=log,
                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                        start_new_session=True)
         finally:
@@ -395,7 +406,7 @@ class LocalCluster:
             "allowLoopback": "true", "useHostNameAsBookieID": "false",
             "journalDirectories": directory / "journal", "ledgerDirectories": directory / "ledgers",
             "metadataServiceUri": self.metadata_service_uri, "zkTimeout": BOOKIE_ZK_TIMEOUT_MS,
-            "httpServerEnabled": "false", **self._auto_recovery_settings(),
+            "httpServerEnabled": "false", "autoRecoveryDaemonEnabled": "false",
             "ledgerStorageClass": "org.apache.bookkeeper.bookie.storage.ldb.DbLedgerStorage",
             "dbStorage_writeCacheMaxSizeMb": 16, "dbStorage_readAheadCacheMaxSizeMb": 16,
             "dbStorage_rocksDB_blockCacheSize": 8388608, "dbStorage_rocksDB_writeBufferSizeMB": 4,
@@ -406,14 +417,27 @@ class LocalCluster:
         conf_path.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
         return Bookie(index, port, directory, conf_path)
 
-    def _auto_recovery_settings(self) -> dict[str, object]:
-        """BookKeeper's defaults, but for the grace periods: a test waits seconds, not minutes,
-        for an idle open ledger on a lost bookie to be fenced and re-replicated."""
-        if not self.auto_recovery:
-            return {"autoRecoveryDaemonEnabled": "false"}
-        return {"autoRecoveryDaemonEnabled": "true", "lostBookieRecoveryDelay": 0,
-                "openLedgerRereplicationGracePeriod": OPEN_LEDGER_GRACE_MS,
-                "rwRereplicateBackoffMs": 1000}
+    def _start_auto_recovery(self) -> None:
+        """One AutoRecovery process (auditor election and a replication worker), apart from
+        the bookies as BookKeeper's docs describe: run inside a bookie, its ZooKeeper session
+        expiring (a ZooKeeper restart can do that) shuts the whole bookie down. It exits on
+        such an expiry by design, so it is supervised. BookKeeper's defaults, but for the
+        grace period: tests wait seconds, not minutes, for an idle open ledger on a lost bookie
+        to be fenced and re-replicated."""
+        assert self.root is not None
+        conf = self.root / "conf" / "autorecovery.conf"
+        settings = {
+            "metadataServiceUri": self.metadata_service_uri, "zkTimeout": BOOKIE_ZK_TIMEOUT_MS,
+            "advertisedAddress": "127.0.0.1", "bookiePort": free_port(),   # its id in the election
+            "useHostNameAsBookieID": "false", "allowLoopback": "true",
+            "lostBookieRecoveryDelay": 0, "openLedgerRereplicationGracePeriod": OPEN_LEDGER_GRACE_MS,
+            "rwRereplicateBackoffMs": 1000,
+        }
+        conf.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
+        self._say("starting AutoRecovery (auditor and replication worker)")
+        self._auto_recovery = self._spawn(
+            "autorecovery", "org.apache.bookkeeper.replication.AutoRecoveryMain",
+            ["--conf", str(conf)], supervised=True)
 
     def _launch_bookie(self, bookie: Bookie) -> None:
         self._say(f"starting bookie {bookie.bookie_id}")
