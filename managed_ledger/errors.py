@@ -11,8 +11,8 @@ from bookkeeper.errors import (MetadataBadVersionError, MetadataNotFoundError,
                                MetadataSessionLostError, MetadataStoreError)
 
 __all__ = [
-    "ManagedLedgerError", "ManagedLedgerClosedError", "ManagedLedgerStorageError", "NonRecoverableEntryError",
-    "LedgerMissingError",
+    "ManagedLedgerError", "ManagedLedgerClosedError", "ManagedLedgerFencedError", "ManagedLedgerStorageError",
+    "NonRecoverableEntryError", "LedgerMissingError",
     "ManagedLedgerTerminatedError", "CursorClosedError", "DataDirError", "DataDirInUseError", "ConcurrentReadError",
     "MetadataStoreError", "MetadataBadVersionError", "MetadataNotFoundError", "MetadataSessionLostError",
 ]
@@ -40,6 +40,11 @@ class DataDirInUseError(DataDirError):
 
 class ManagedLedgerStorageError(ManagedLedgerError):
     """The storage below failed an add, a read or a metadata update."""
+
+
+class ManagedLedgerFencedError(ManagedLedgerStorageError):
+    """Another broker wrote the managed ledger's metadata (BadVersion): it owns the log now,
+    and this instance must be closed and opened afresh (Pulsar's ManagedLedgerFencedException)."""
 
 
 class NonRecoverableEntryError(ManagedLedgerStorageError):

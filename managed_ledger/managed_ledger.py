@@ -37,8 +37,8 @@ from .cursor import ManagedCursorImpl
 from .cursor_registry import CursorRegistry
 from .entry_cache import EntryCache
 from .entry_reader import EntryReader, last_index_holding
-from .errors import (ManagedLedgerClosedError, ManagedLedgerStorageError, ManagedLedgerTerminatedError,
-                     MetadataStoreError)
+from .errors import (ManagedLedgerClosedError, ManagedLedgerFencedError, ManagedLedgerStorageError,
+                     ManagedLedgerTerminatedError, MetadataStoreError)
 from .interfaces import MetadataStore
 from .latency import LatencyHistogram
 from .ledger_list import LedgerInfo, LedgerList
@@ -55,11 +55,12 @@ _repeats = RepeatLimitedLog(logger)   # without bookies every add fails: one lin
 
 class ManagedLedgerState(enum.Enum):
     """WRITING <-> ROLLING_OVER; LEDGER_NEEDED after a failed write or rollover (the next add
-    starts a rollover); anything -> CLOSED."""
+    starts a rollover); FENCED once another broker wrote the metadata; anything -> CLOSED."""
 
     WRITING = "writing"
     ROLLING_OVER = "rolling_over"
     LEDGER_NEEDED = "ledger_needed"
+    FENCED = "fenced"
     CLOSED = "closed"
 
 
@@ -228,6 +229,8 @@ class ManagedLedgerImpl:
             on_done(None, ManagedLedgerClosedError(f"managed ledger {self.name} is closed"))
         elif self.terminated:
             on_done(None, ManagedLedgerTerminatedError(f"managed ledger {self.name} was terminated"))
+        elif self._state is ManagedLedgerState.FENCED:
+            on_done(None, ManagedLedgerFencedError(f"managed ledger {self.name} was fenced"))
         else:
             self._in_flight.count += len(entries)
             if self._state is ManagedLedgerState.WRITING:
@@ -354,6 +357,10 @@ class ManagedLedgerImpl:
 
     def _rollover_failed(self, error: BaseException) -> None:
         _repeats.error(str(error), "managed ledger %s: rollover failed: %s", self.name, error)
+        if isinstance(error, ManagedLedgerFencedError):   # no later add may write here
+            self._state = ManagedLedgerState.FENCED
+            self._fail_queued(error)
+            return
         self._state = ManagedLedgerState.LEDGER_NEEDED
         self._fail_queued(ManagedLedgerStorageError(f"no ledger to write to: {error}"))
 
@@ -577,6 +584,9 @@ class ManagedLedgerImpl:
             try:
                 self._metadata_version = await self.store.put(
                     self._path, metadata.encode(), self._metadata_version)
+            except MetadataBadVersionError as exc:
+                raise ManagedLedgerFencedError(
+                    f"managed ledger {self.name} was written by another broker") from exc
             except MetadataStoreError as exc:
                 raise ManagedLedgerStorageError(
                     f"persisting managed ledger {self.name} failed: {exc}") from exc

@@ -12,8 +12,10 @@ import pytest
 from bookkeeper.config import BookieConfig
 from bookkeeper.entry_log import list_entry_logs
 from managed_ledger.config import StorageConfig
-from managed_ledger.errors import DataDirInUseError, ManagedLedgerClosedError, ManagedLedgerStorageError
+from managed_ledger.errors import (DataDirInUseError, ManagedLedgerClosedError, ManagedLedgerFencedError,
+                                   ManagedLedgerStorageError)
 from managed_ledger.factory import open_factory
+from managed_ledger.metadata import managed_ledger_path
 from managed_ledger.position import Entry, InitialPosition, Position
 
 from .conftest import TOPIC, open_storage
@@ -322,3 +324,19 @@ def test_rollover_rule_asks_again_only_once_a_full_ledger_is_old_enough():
     assert not rule.due(10, 0, now=110.0)          # full, but younger than the minimum
     assert rule.ask_at == (float("inf"), float("inf"), 160.0)
     assert rule.due(11, 0, now=160.0)
+
+
+async def test_metadata_written_by_another_broker_fences_the_managed_ledger(tmp_path: Path) -> None:
+    """A BadVersion on the metadata (another owner's write) fails the add that needed it and
+    every later one at once, with ManagedLedgerFencedError: nothing more is written here."""
+    async with open_storage(tmp_path, max_entries_per_ledger=1) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        first = await ledger.add_entry(b"one")
+        path = managed_ledger_path(TOPIC)
+        raw, version = await factory.metadata_store.get(path)
+        await factory.metadata_store.put(path, raw, version)   # the other writer
+        with pytest.raises(ManagedLedgerFencedError):
+            await ledger.add_entry(b"two")   # the full ledger rolls over: its write is refused
+        with pytest.raises(ManagedLedgerFencedError):
+            await ledger.add_entry(b"three")
+        assert ledger.last_confirmed_entry == first

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .producer import Producer
     from .subscriptions.consumer import Consumer
     from .topic import Topic
+    from .topic_name import TopicName
 
 
 class ProducerAdmission(Protocol):
@@ -35,6 +36,9 @@ class TopicBroker(Protocol):
 
     def new_producer_name(self) -> str:
         """A producer name unique in this cluster, for producers that bring none."""
+
+    async def unload_topic(self, name: TopicName) -> bool:
+        """Close a loaded topic; its clients reconnect and look it up again."""
 
 
 class ClientConnection(Protocol):

@@ -9,7 +9,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Callable
 
 from log_limits.repeats import RepeatLimitedLog
-from managed_ledger.errors import ManagedLedgerTerminatedError
+from managed_ledger.errors import ManagedLedgerFencedError, ManagedLedgerTerminatedError
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
 from protocol.codec import Send
@@ -124,6 +124,8 @@ class Producer:
                 self.producer_id, sequence_id, pb.TopicTerminatedError, "Topic was already terminated"))
             return
         _repeats.warning(repr(error), "append to %s failed: %r", self.topic.name, error)
+        if isinstance(error, ManagedLedgerFencedError):
+            self.topic.storage_fenced()
         self._persistence_failed = True
         self.connection.write(
             commands.send_error(self.producer_id, sequence_id, pb.PersistenceError, f"Failed to persist: {error!r}")

@@ -57,6 +57,7 @@ class Topic(TopicBase):
         self.compaction = TopicCompaction(ledger, broker.config.topic_compaction_retain_null_key)
         self.stats = TopicStats()
         self._subscribing = asyncio.Lock()
+        self._unloading: asyncio.Task[bool] | None = None
 
     @classmethod
     async def load(cls, broker: "TopicBroker", name: TopicName, ledger: ManagedLedger) -> "Topic":
@@ -238,6 +239,14 @@ class Topic(TopicBase):
         """The first entry published at timestamp_ms or later (where a seek by time resumes)."""
         newest = await self.ledger.find_newest_matching(lambda e: publish_time(e) < timestamp_ms)
         return self.ledger.first_position() if newest is None else self.ledger.next_position(newest)
+
+    def storage_fenced(self) -> None:
+        """Another broker wrote this topic's managed ledger: unload it here (its clients
+        reconnect, and a later load opens the log afresh), as Pulsar closes a topic whose
+        managed ledger is fenced."""
+        if self._unloading is None:
+            log.warning("topic %s: its managed ledger was written by another broker; unloading", self.name)
+            self._unloading = asyncio.get_running_loop().create_task(self.broker.unload_topic(self.name))
 
     async def close(self) -> None:
         """Every part, whatever the others do: after a lost ZooKeeper session the snapshot and
