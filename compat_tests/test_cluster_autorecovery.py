@@ -19,8 +19,8 @@ import pytest
 
 from bookkeeper.bk.ledger_metadata import LedgerMetadata, ledger_path
 from bookkeeper.cluster_kit import LocalCluster
+from bookkeeper.tests.cluster_fixture import dedicated_cluster
 from compat_tests.cluster_brokers import BrokerGroup, http, ledger_ensemble
-from compat_tests.prerequisites import prerequisite
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(600)]
 
@@ -34,12 +34,8 @@ SETTINGS = {"managedLedgerDefaultEnsembleSize": 3, "managedLedgerDefaultWriteQuo
 
 @pytest.fixture(scope="module")
 def four_bookies(request, tmp_path_factory):
-    prerequisite("ZooKeeper and BookKeeper jars").result(request.config)
-    own = LocalCluster(bookies=4, root=tmp_path_factory.mktemp("cluster"))   # logs kept by pytest
-    try:
-        yield own.start()
-    finally:
-        own.stop()
+    with dedicated_cluster(request, tmp_path_factory, bookies=4) as own:
+        yield own
 
 
 def under_replicated(cluster: LocalCluster) -> int:

@@ -13,10 +13,9 @@ import pulsar
 import pytest
 
 from bookkeeper.bk.placement import write_set
-from bookkeeper.cluster_kit import LocalCluster
+from bookkeeper.tests.cluster_fixture import dedicated_cluster
 from compat_tests.cluster_brokers import BrokerGroup, http, ledger_ensemble
 from compat_tests.helpers import metric
-from compat_tests.prerequisites import prerequisite
 from server.topics.topic_name import TopicName
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(420)]
@@ -27,13 +26,9 @@ QUORUMS = {"managedLedgerDefaultEnsembleSize": 3, "managedLedgerDefaultWriteQuor
 
 
 @pytest.fixture(scope="module")
-def four_bookies(request):
-    prerequisite("ZooKeeper and BookKeeper jars").result(request.config)
-    own = LocalCluster(bookies=4, auto_recovery=False)
-    try:
-        yield own.start()
-    finally:
-        own.stop()
+def four_bookies(request, tmp_path_factory):
+    with dedicated_cluster(request, tmp_path_factory, bookies=4, auto_recovery=False) as own:
+        yield own
 
 
 def produce(client: pulsar.Client, topic: str) -> dict[int, bytes]:

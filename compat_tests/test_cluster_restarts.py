@@ -14,10 +14,9 @@ import time
 
 import pytest
 
-from bookkeeper.cluster_kit import LocalCluster
+from bookkeeper.tests.cluster_fixture import dedicated_cluster
 from compat_tests.cluster_brokers import BrokerGroup
 from compat_tests.cluster_load import POLICIES, Load, client_of, problems_logged, serves_again
-from compat_tests.prerequisites import prerequisite
 from compat_tests.test_cluster import create_namespace
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(420)]
@@ -28,12 +27,8 @@ MAX_ERROR_LINES = 10
 @pytest.fixture(scope="module")
 def own_cluster(request, tmp_path_factory):
     """ZooKeeper and every bookie are restarted here: not the shared cluster."""
-    prerequisite("ZooKeeper and BookKeeper jars").result(request.config)
-    cluster = LocalCluster(bookies=3, root=tmp_path_factory.mktemp("cluster"))   # logs kept by pytest
-    try:
-        yield cluster.start()
-    finally:
-        cluster.stop()
+    with dedicated_cluster(request, tmp_path_factory, bookies=3) as own:
+        yield own
 
 
 @pytest.mark.parametrize("down_s", [2, 8])

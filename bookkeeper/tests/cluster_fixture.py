@@ -9,6 +9,9 @@ tests: they are never skipped. Tests that kill a bookie restart it before they e
 
 from __future__ import annotations
 
+import contextlib
+from typing import Iterator
+
 import pytest
 
 from bookkeeper.cluster_kit import LocalCluster
@@ -54,3 +57,16 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 @pytest.fixture(scope="session")
 def cluster(request: pytest.FixtureRequest) -> LocalCluster:
     return shared_cluster(request.config)
+
+
+@contextlib.contextmanager
+def dedicated_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+                      **settings: object) -> Iterator[LocalCluster]:
+    """A cluster of one test module's own, for tests that kill or restart ZooKeeper or bookies
+    beyond repair; its logs stay under pytest's temporary folder."""
+    prerequisite("ZooKeeper and BookKeeper jars").result(request.config)
+    own = LocalCluster(root=tmp_path_factory.mktemp("cluster"), **settings)   # type: ignore[arg-type]
+    try:
+        yield own.start()
+    finally:
+        own.stop()
