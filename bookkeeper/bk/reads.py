@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ..errors import (BookieRequestError, BookieUnavailableError, EntryCorruptedError,
                       EntryUnreadableError, NoSuchEntryError)
@@ -156,6 +156,21 @@ async def read_confirmed(client: BookKeeperClient, metadata: LedgerMetadata, led
     return await read_range(client, metadata, ledger_id, first, last)
 
 
+async def read_confirmed_where_stored(client: BookKeeperClient, metadata: LedgerMetadata, ledger_id: int,
+                                      lac: int, first: int, last: int,
+                                      adopt: Callable[[LedgerMetadata, int], None]) -> list[bytes]:
+    """read_confirmed; when no replica the metadata names gives an entry, the metadata read
+    anew may name others (AutoRecovery copied the entries since): adopt() it and read there."""
+    try:
+        return await read_confirmed(client, metadata, ledger_id, lac, first, last)
+    except EntryUnreadableError:
+        current, version = await client.read_metadata(ledger_id)
+        if current.segments == metadata.segments:
+            raise
+        adopt(current, version)
+        return await read_confirmed(client, current, ledger_id, lac, first, last)
+
+
 class LedgerReadHandle:
     """ReadHandle: a closed ledger, or a look at an open one (LAC as read at open time)."""
 
@@ -190,14 +205,11 @@ class LedgerReadHandle:
     async def read_entries(self, first: int, last: int) -> list[bytes]:
         if last > self._lac and not self.is_closed and first <= last:
             await self.refresh()  # an open ledger grows: ask the bookies again
-        try:
-            return await read_confirmed(self._client, self._metadata, self._ledger_id, self._lac, first, last)
-        except EntryUnreadableError:
-            current, _ = await self._client.read_metadata(self._ledger_id)
-            if current.segments == self._metadata.segments:
-                raise
-            self._metadata = current   # re-replicated elsewhere since this handle was opened
-            return await read_confirmed(self._client, current, self._ledger_id, self._lac, first, last)
+        return await read_confirmed_where_stored(self._client, self._metadata, self._ledger_id, self._lac,
+                                                 first, last, self._adopt)
+
+    def _adopt(self, metadata: LedgerMetadata, version: int) -> None:
+        self._metadata = metadata
 
     async def refresh(self) -> None:
         """Catch up with a ledger still being written (by another process): its metadata (it

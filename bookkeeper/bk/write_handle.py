@@ -30,11 +30,11 @@ from log_limits.repeats import RepeatLimitedLog
 
 from ..bookie import future_callback
 from ..errors import (BookieRequestError, BookieUnavailableError, BookKeeperError,
-                      EntryUnreadableError, LedgerClosedError, LedgerFencedError, MetadataBadVersionError)
+                      LedgerClosedError, LedgerFencedError, MetadataBadVersionError)
 from .codec import Response, Status, package_entry, package_lac
 from .ledger_metadata import LedgerMetadata, LedgerState
 from .placement import write_set
-from .reads import read_confirmed
+from .reads import read_confirmed_where_stored
 
 if TYPE_CHECKING:
     from .client import BookKeeperClient
@@ -107,16 +107,14 @@ class LedgerWriteHandle:
         return self._closed
 
     async def read_entries(self, first: int, last: int) -> list[bytes]:
-        try:
-            return await read_confirmed(self._client, self._metadata, self._ledger_id, self._lac, first, last)
-        except EntryUnreadableError:
-            current, version = await self._client.read_metadata(self._ledger_id)
-            if current.segments == self._metadata.segments:
-                raise
-            if not self._changing and version > self._version and current.state is LedgerState.OPEN:
-                # AutoRecovery re-replicated a sealed segment: its copies are elsewhere now
-                self._metadata, self._version = current, version
-            return await read_confirmed(self._client, current, self._ledger_id, self._lac, first, last)
+        return await read_confirmed_where_stored(self._client, self._metadata, self._ledger_id, self._lac,
+                                                 first, last, self._adopt)
+
+    def _adopt(self, metadata: LedgerMetadata, version: int) -> None:
+        """AutoRecovery re-replicated a sealed segment: write on from its metadata, unless an
+        ensemble change of ours is writing it, or the ledger was sealed (recovered) meanwhile."""
+        if not self._changing and version > self._version and metadata.state is LedgerState.OPEN:
+            self._metadata, self._version = metadata, version
 
     # ---- WriteHandle --------------------------------------------------------------------------
 
