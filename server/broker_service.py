@@ -7,7 +7,7 @@ import enum
 import itertools
 import json
 import logging
-from typing import Protocol
+from typing import Iterable, Protocol
 from urllib.parse import quote, unquote
 
 from log_limits.repeats import RepeatLimitedLog
@@ -18,17 +18,20 @@ from .config import BrokerConfig
 from .connection.advertised_listeners import AdvertisedListeners
 from .connection.lookup import Lookup, TopicLookup
 from .connection.publish_buffer import PublishBuffer
-from .errors import MetadataError, NamespaceNotFound, NotAllowed, PersistenceError, TopicNotFound
+from .errors import MetadataError, NamespaceNotFound, NotAllowed, PersistenceError, ServiceNotReady, TopicNotFound
 from .heartbeat import is_heartbeat_namespace
+from .policies.applied import AppliedPolicies, NamespacePoliciesWatch, apply_policies, deduplication_on
 from .policies.auto_topic_creation import AutoTopicCreation, auto_topic_creation
 from .policies.backlog_quota import BacklogQuotas
+from .policies.change_events import change_events_topic, is_system_topic
 from .policies.compaction_monitor import CompactionMonitor
 from .policies.inactive_topics import InactiveTopicMonitor
 from .policies.message_expiry import MessageExpiryMonitor
 from .policies.namespace_policies import POLICIES_ROOT, NamespacePolicies
 from .security.authentication import Authentication
 from .security.authorization import Authorization
-from .policies.retention import RetentionMonitor, apply_retention
+from .policies.retention import RetentionMonitor
+from .policies.topic_policies import TopicPolicies
 from .topics.non_persistent_topic import NonPersistentTopic
 from .topics.schema_compatibility import Strategy
 from .topics.schema_registry import SchemaRegistry
@@ -53,6 +56,7 @@ class Creation(enum.Enum):
     NEVER = "never"          # TopicNotFound (admin operations on existing topics)
     AUTO = "auto"            # created if its namespace's auto-creation rule allows (clients)
     EXPLICIT = "explicit"    # created whatever that rule says (the admin API's create)
+    SYSTEM = "system"        # a system topic the broker keeps for itself (topic policies)
 
 
 class ServedTopics(Protocol):
@@ -76,8 +80,12 @@ class BrokerService:
         #: partitioned topics are in the configuration store, as in Pulsar
         self.metadata = storage.metadata_store
         self.configuration = storage.configuration_store
-        self.schemas = SchemaRegistry(self.metadata, Strategy(config.schema_compatibility_strategy))
         self.policies = NamespacePolicies(self.configuration)
+        self.topic_policies = TopicPolicies(self)
+        self.applied = AppliedPolicies(self.policies, self.topic_policies, config.cluster_name)
+        self.schemas = SchemaRegistry(self.metadata, self.applied, Strategy(config.schema_compatibility_strategy))
+        self.policies.add_listener(self._namespace_policies_changed)
+        self.topic_policies.add_listener(self._topic_policies_changed)
         self.authorization = Authorization(config.security, self.policies, self.configuration, POLICIES_ROOT,
                                            self.authentication.audit)
         self.connections: set = set()
@@ -91,7 +99,7 @@ class BrokerService:
         self._generation = 0
         self.backlog_quotas = BacklogQuotas(self)
         self._chores = [RetentionMonitor(self), MessageExpiryMonitor(self), self.backlog_quotas.monitor,
-                        CompactionMonitor(self), InactiveTopicMonitor(self)]
+                        CompactionMonitor(self), InactiveTopicMonitor(self), NamespacePoliciesWatch(self)]
 
     async def start(self) -> None:
         """Count this start, so generated producer names never repeat one of an earlier run
@@ -155,26 +163,63 @@ class BrokerService:
             await asyncio.wait([unloading])
         self._check_served(name)
         may_create = creation is not Creation.NEVER and (   # the namespace must exist
-            (await self.auto_topic_creation(name)).allowed or creation is Creation.EXPLICIT)
+            (await self.auto_topic_creation(name)).allowed or creation is not Creation.AUTO)
         if not may_create and not await self._exists(name):
             raise TopicNotFound(f"Topic {name} does not exist")
+        if creation is not Creation.SYSTEM and is_system_topic(name) and not await self._exists(name):
+            raise NotAllowed("Cannot create topic in system topic format!")
+        view = await self.applied.of(name)
         if not name.persistent:
             log.info("created non-persistent topic %s", name)
-            return NonPersistentTopic(self, name)
+            created = NonPersistentTopic(self, name)
+            apply_policies(created, view, self.config)
+            return created
         try:
             ledger = await self.storage.open_ledger(str(name))
         except ManagedLedgerStorageError as exc:   # as Pulsar: the client gets a PersistenceError
             _repeats.warning(str(exc), "loading topic %s failed: %s", name, exc)
             raise PersistenceError(f"Failed to load topic {name}: {exc}") from exc
         try:
-            topic = await Topic.load(self, name, ledger)
-            await apply_retention(topic)
+            topic = await Topic.load(self, name, ledger, deduplication_on(view, self.config))
+            apply_policies(topic, view, self.config)
             self._check_served(name)   # its bundle may have been released, or the session lost, meanwhile
         except BaseException:
             await ledger.close()
             raise
         log.info("loaded topic %s", name)
         return topic
+
+    async def change_events(self, namespace: str, create: bool) -> Topic | None:
+        """The namespace's `__change_events` topic (topic policies), loaded; None when it does
+        not exist and create is False."""
+        name = change_events_topic(namespace)
+        if not create and not await self._exists(name):
+            return None
+        try:
+            topic = await self._get_or_load(name, Creation.SYSTEM)
+        except ServiceNotReady:   # cluster mode: another broker owns it
+            if create:
+                raise
+            _repeats.warning(str(name), "topic policies of %s are not read here: %s is served by another broker",
+                             namespace, name)
+            return None
+        assert isinstance(topic, Topic)
+        return topic
+
+    def _topic_policies_changed(self, parent: TopicName) -> None:
+        self._refresh_policies(t for t in self._loaded() if str(t.name.partitioned_parent) == str(parent))
+
+    def _namespace_policies_changed(self, namespace: str) -> None:
+        self._refresh_policies(t for t in self._loaded() if t.name.namespace == namespace)
+
+    def _refresh_policies(self, topics: "Iterable[Topic | NonPersistentTopic]") -> None:
+        for topic in topics:
+            asyncio.get_running_loop().create_task(self.refresh_policies(topic))
+
+    async def refresh_policies(self, topic: "Topic | NonPersistentTopic") -> None:
+        """Give a loaded topic the policies in force now (after a change, and periodically, for
+        changes made through another broker)."""
+        apply_policies(topic, await self.applied.of(topic.name), self.config)
 
     def _check_served(self, name: TopicName) -> None:
         if self.served is not None and not is_heartbeat_namespace(self.config, name.namespace):
@@ -236,6 +281,8 @@ class BrokerService:
         if name.persistent:
             await self.storage.delete_ledger(str(name))
             await delete_topic_state(self.metadata, name)
+        if name.partition_index < 0 and not is_system_topic(name):
+            await self.topic_policies.remove(name)
         log.info("deleted topic %s", name)
 
     # -- partitioned topics -----------------------------------------------------------------
@@ -290,6 +337,7 @@ class BrokerService:
         for index in range(partitions):
             await self._remove_topic(name.partition(index), force)
         await self.configuration.delete(self._partitions_path(name))
+        await self.topic_policies.remove(name)
         log.info("deleted partitioned topic %s", name)
 
     async def update_partitions(self, name: TopicName, partitions: int) -> None:
@@ -314,9 +362,10 @@ class BrokerService:
 
     # -- namespaces -------------------------------------------------------------------------
 
-    async def topics_of_namespace(self, namespace: str, mode: int) -> list[str]:
+    async def topics_of_namespace(self, namespace: str, mode: int, include_system: bool = False) -> list[str]:
         """Every topic of the namespace, partitions included (regex consumers filter them):
-        persistent ones from storage, non-persistent ones while they are live, as Pulsar. A
+        persistent ones from storage, non-persistent ones while they are live, as Pulsar;
+        system topics only when asked for. A
         namespace that does not exist is MetadataError, except in the persistent mode (Pulsar
         lists what storage has there: nothing), which regex consumers use by default."""
         try:
@@ -333,7 +382,7 @@ class BrokerService:
         if mode in (MODE_NON_PERSISTENT, MODE_ALL):
             names.update(str(t.name) for t in self.non_persistent_topics if t.name.namespace == namespace)
             names.update(await self._partitions_in(namespace, "non-persistent"))
-        return sorted(names)
+        return sorted(name for name in names if include_system or not is_system_topic(TopicName.parse(name)))
 
     async def _partitions_in(self, namespace: str, domain: str) -> list[str]:
         names = []

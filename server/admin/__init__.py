@@ -39,5 +39,5 @@ def admin_routes(broker: BrokerService, resources: AdminResources) -> list[Route
         *schemas.routes(broker.schemas, resources.namespaces),
         *subscriptions.routes(resources.topics),
         *topics.routes(resources.topics),
-        *topic_policies.routes(resources.topics, broker.schemas),
+        *topic_policies.routes(resources.topics),
     ]

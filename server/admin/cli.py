@@ -25,6 +25,7 @@ from urllib.parse import quote, urlencode
 from server.errors import InvalidTopicName
 from server.loadbalance.config import SPLIT_ALGORITHMS
 from server.policies.backlog_quota import POLICIES as BACKLOG_QUOTA_POLICIES, SIZE_QUOTA, TIME_QUOTA
+from server.policies.catalog import NAMESPACE_SPECS
 from server.policies.policy_values import BACKLOG_QUOTA_TYPES
 from server.security.client_credentials import ClientCredentials
 from server.topics.topic_name import TopicName
@@ -32,7 +33,6 @@ from server.topics.topic_name import TopicName
 from .cli_brokers import BROKER_STATS, BROKERS, CLUSTERS
 from .cli_requests import AdminCallError, CommandTable, Request
 from .client_conf import load_client_conf
-from .policy_fields import SCALAR_POLICIES
 from .policy_flags import POLICY_FLAGS
 from .units import parse_relative_time, parse_size
 
@@ -276,22 +276,23 @@ COMMANDS: dict[str, CommandTable] = {
     "clusters": CLUSTERS,
 }
 
-for _policy in SCALAR_POLICIES:
-    _name = _kebab(_policy.path)
+for _policy in NAMESPACE_SPECS:
+    _name, _path = _kebab(_policy.namespace_path), _policy.namespace_path
     COMMANDS["namespaces"][f"get-{_name}"] = (
         f"show {_policy.field}", [(("namespace",), {})],
-        lambda a, p=_policy: Request("GET", f"{namespace_path(a.namespace)}/{p.path}"))
+        lambda a, p=_path: Request("GET", f"{namespace_path(a.namespace)}/{p}"))
     COMMANDS["namespaces"][f"set-{_name}"] = (
         f"set {_policy.field} (pulsar-admin's flags, or a JSON value)",
-        [(("namespace",), {}), (("value",), {"nargs": "?", "help": "the policy as JSON"})] + POLICY_FLAGS[_policy.path][0],
-        lambda a, p=_policy: Request(p.set_method, f"{namespace_path(a.namespace)}/{p.path}", _policy_value(a, p.path)))
+        [(("namespace",), {}), (("value",), {"nargs": "?", "help": "the policy as JSON"})] + POLICY_FLAGS.get(_path, ([],))[0],
+        lambda a, p=_policy: Request(p.namespace_set_method, f"{namespace_path(a.namespace)}/{p.namespace_path}",
+                                     _policy_value(a, p.namespace_path)))
     COMMANDS["namespaces"][f"remove-{_name}"] = (
         f"clear {_policy.field}", [(("namespace",), {})],
-        lambda a, p=_policy: Request("DELETE", f"{namespace_path(a.namespace)}/{p.path}"))
+        lambda a, p=_path: Request("DELETE", f"{namespace_path(a.namespace)}/{p}"))
 
 
 def _policy_value(a: argparse.Namespace, path: str) -> Any:
-    value = POLICY_FLAGS[path][1](a)
+    value = POLICY_FLAGS[path][1](a) if path in POLICY_FLAGS else None
     if value is not None:
         return value
     if a.value is None:

@@ -100,6 +100,11 @@ def json_or_no_content(value: Any) -> web.Response:
     return no_content() if value is None else web.json_response(value)
 
 
+def json_or_empty(value: Any) -> web.Response:
+    """Pulsar's asynchronous getters resume a null result as 200 with an empty body."""
+    return web.Response(status=200) if value is None else web.json_response(value)
+
+
 def query_flag(request: web.Request, name: str) -> bool:
     return request.query.get(name, "false").lower() == "true"
 

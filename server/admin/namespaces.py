@@ -7,13 +7,14 @@ from typing import Any
 from server import web
 from server.broker_service import MODE_ALL, MODE_NON_PERSISTENT, MODE_PERSISTENT, BrokerService
 from server.policies.namespace_policies import NamespacePolicies, policies_path
-from server.policies.policy_values import BACKLOG_QUOTA_TYPES, backlog_quota, check_fields
+from server.policies.catalog import NAMESPACE_SPECS, PolicySpec, check_fields
+from server.policies.policy_values import BACKLOG_QUOTA_TYPES, backlog_quota, named
 from server.topics.topic_name import TopicName
 
 from .documents import create_doc, read_doc
 from .errors import (BAD_REQUEST, CONFLICT, NOT_FOUND, PRECONDITION_FAILED, json_or_no_content, no_content,
                      query_flag, read_json, require, rest_handler)
-from .policy_fields import SCALAR_POLICIES, ScalarPolicy, auth_actions
+from .auth_actions import auth_actions
 from .tenants import Tenants
 
 #: The namespaces Pulsar standalone starts with: topics are created only in existing namespaces,
@@ -71,8 +72,8 @@ class Namespaces:
         require(policies is not None, NOT_FOUND, "Namespace does not exist")
         return policies
 
-    async def topics(self, namespace: str) -> list[str]:
-        return await self.broker.topics_of_namespace(namespace, MODE_ALL)
+    async def topics(self, namespace: str, include_system: bool = False) -> list[str]:
+        return await self.broker.topics_of_namespace(namespace, MODE_ALL, include_system)
 
     async def ensure_defaults(self) -> None:
         for namespace in DEFAULT_NAMESPACES:
@@ -113,10 +114,11 @@ def _lifecycle_routes(namespaces: Namespaces) -> list[web.RouteDef]:
         await namespaces.get(namespace)
         topics = await namespaces.topics(namespace)
         require(not topics or query_flag(request, "force"), CONFLICT, "Cannot delete non empty namespace")
-        for topic in topics:
+        for topic in await namespaces.topics(namespace, include_system=True):
             await namespaces.broker.delete_topic(TopicName.parse(topic), force=True)
         await namespaces.broker.delete_partitioned_in(namespace)
         await namespaces.store.delete(policies_path(namespace))
+        namespaces.broker.topic_policies.forget(namespace)
         return no_content()
 
     @rest_handler
@@ -125,7 +127,8 @@ def _lifecycle_routes(namespaces: Namespaces) -> list[web.RouteDef]:
         await namespaces.get(namespace)
         mode = _TOPIC_MODES.get(request.query.get("mode", "PERSISTENT").upper())
         require(mode is not None, BAD_REQUEST, "mode must be PERSISTENT, NON_PERSISTENT or ALL")
-        return web.json_response(await namespaces.broker.topics_of_namespace(namespace, mode))
+        return web.json_response(await namespaces.broker.topics_of_namespace(
+            namespace, mode, query_flag(request, "includeSystemTopic")))
 
     @rest_handler
     async def unload_all(request: web.Request) -> web.Response:
@@ -159,31 +162,34 @@ def _lifecycle_routes(namespaces: Namespaces) -> list[web.RouteDef]:
 
 
 def _scalar_routes(namespaces: Namespaces) -> list[web.RouteDef]:
-    def handlers(policy: ScalarPolicy) -> list[web.RouteDef]:
+    cluster = namespaces.broker.config.cluster_name
+
+    def handlers(spec: PolicySpec) -> list[web.RouteDef]:
         @rest_handler
         async def get(request: web.Request) -> web.Response:
-            return json_or_no_content((await namespaces.get(_name(request))).get(policy.field, policy.default))
+            value = spec.namespace_value(await namespaces.get(_name(request)), cluster)
+            return json_or_no_content(spec.namespace_default if value is None else value)
+
+        async def store(request: web.Request, value: Any) -> web.Response:
+            namespace = _name(request)
+            policies = await namespaces.get(namespace)
+            await namespaces.policies.update(namespace, **spec.namespace_fields(policies, cluster, value))
+            return no_content()
 
         @rest_handler
         async def set_(request: web.Request) -> web.Response:
-            namespace = _name(request)
-            await namespaces.get(namespace)
             body = await read_json(request)
-            require(body is not None, BAD_REQUEST, f"{policy.path} needs a JSON body")
-            await namespaces.policies.update(namespace, **{policy.field: policy.validate(body)})
-            return no_content()
+            require(body is not None, BAD_REQUEST, f"{spec.namespace_path} needs a JSON body")
+            return await store(request, named(spec.namespace_path, spec.check, body))
 
         @rest_handler
         async def remove(request: web.Request) -> web.Response:
-            namespace = _name(request)
-            await namespaces.get(namespace)
-            await namespaces.policies.update(namespace, **{policy.field: None})
-            return no_content()
+            return await store(request, None)
 
-        path = f"{NS}/{policy.path}"
-        return [web.get(path, get), web.route(policy.set_method, path, set_), web.delete(path, remove)]
+        path = f"{NS}/{spec.namespace_path}"
+        return [web.get(path, get), web.route(spec.namespace_set_method, path, set_), web.delete(path, remove)]
 
-    return [route for policy in SCALAR_POLICIES for route in handlers(policy)]
+    return [route for spec in NAMESPACE_SPECS for route in handlers(spec)]
 
 
 def _map_routes(namespaces: Namespaces) -> list[web.RouteDef]:

@@ -13,7 +13,7 @@ from server import web
 
 from .errors import BAD_REQUEST, PRECONDITION_FAILED, no_content, read_json, require, rest_handler
 from .namespaces import NS, Namespaces
-from .policy_fields import auth_actions
+from .auth_actions import auth_actions
 from .topic_access import TOPIC_PATH, TopicAccess
 
 

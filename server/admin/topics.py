@@ -80,7 +80,8 @@ def _lifecycle_routes(access: TopicAccess) -> list[web.RouteDef]:
     @rest_handler
     async def list_topics(request: web.Request) -> web.Response:
         mode = MODE_PERSISTENT if request.match_info["domain"] == "persistent" else MODE_NON_PERSISTENT
-        return web.json_response(await broker.topics_of_namespace(await namespace_of(request), mode))
+        return web.json_response(await broker.topics_of_namespace(await namespace_of(request), mode,
+                                                                  query_flag(request, "includeSystemTopic")))
 
     @rest_handler
     async def list_partitioned(request: web.Request) -> web.Response:

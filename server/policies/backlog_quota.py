@@ -128,7 +128,7 @@ class BacklogQuotas:
                                     broker.config.backlog_quota_check_interval_in_seconds, self.check_all)
 
     async def _quotas(self, topic: "Topic") -> dict[str, BacklogQuota]:
-        return quotas_of(await self._broker.policies.get(topic.name.namespace), self._broker.config)
+        return quotas_of(topic.policies, self._broker.config)
 
     async def check_producer_allowed(self, topic: "Topic") -> None:
         """Refuse a new producer while a hold or exception quota is exceeded."""

@@ -35,7 +35,7 @@ class CompactionMonitor(PeriodicTask):
 
     async def check(self) -> None:
         for topic in self._broker.topics:
-            threshold = compaction_threshold(await self._broker.policies.get(topic.name.namespace),
+            threshold = compaction_threshold(topic.policies,
                                              self._broker.config.broker_service_compaction_threshold_in_bytes)
             if threshold > 0 and await _uncompacted_bytes(topic) > threshold \
                     and topic.compaction.status is not CompactionStatus.RUNNING:

@@ -24,6 +24,7 @@ from server.errors import BrokerError
 from server.topics.non_persistent_topic import NonPersistentTopic
 from server.topics.topic import Topic
 
+from .change_events import is_system_topic
 from .monitored_broker import MonitoredBroker
 from .periodic import PeriodicTask
 
@@ -89,15 +90,13 @@ class InactiveTopicMonitor(PeriodicTask):
 
     async def check(self) -> None:
         now = time.monotonic()
-        namespaces: dict[str, InactiveTopicPolicy] = {}
         loaded = [*self._broker.topics, *self._broker.non_persistent_topics]
         for key in set(self._inactive_since) - {str(t.name) for t in loaded}:
             del self._inactive_since[key]
         for topic in loaded:
-            namespace = topic.name.namespace
-            if namespace not in namespaces:
-                namespaces[namespace] = policy_of(await self._broker.policies.get(namespace), self._default)
-            policy = namespaces[namespace]
+            if is_system_topic(topic.name):   # the broker's own state: never inactive
+                continue
+            policy = policy_of(topic.policies, self._default)
             key = str(topic.name)
             if not policy.delete_while_inactive or is_active(topic, policy.mode):
                 self._inactive_since.pop(key, None)

@@ -60,6 +60,6 @@ class MessageExpiryMonitor(PeriodicTask):
 
     async def check(self) -> None:
         for topic in self._broker.topics:
-            ttl_s = ttl_of(await self._broker.policies.get(topic.name.namespace), self._broker.config)
+            ttl_s = ttl_of(topic.policies, self._broker.config)
             if ttl_s > 0 and topic.subscriptions:
                 await expire_messages(topic, ttl_s)

@@ -32,3 +32,6 @@ class MonitoredBroker(Protocol):
 
     async def delete_topic(self, name: TopicName, force: bool) -> None:
         """Delete a topic with its data (an inactive one)."""
+
+    async def refresh_policies(self, topic: Topic | NonPersistentTopic) -> None:
+        """Give a loaded topic the policies in force now (topic.policies)."""

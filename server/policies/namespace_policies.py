@@ -10,7 +10,7 @@ Pulsar's tools carries them); what may be written is checked in policy_values.py
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 from managed_ledger.errors import MetadataNotFoundError
 from managed_ledger.interfaces import MetadataStore
@@ -38,9 +38,19 @@ class NamespacePolicies:
 
     def __init__(self, store: MetadataStore) -> None:
         self._store = store
+        self._listeners: list[Callable[[str], None]] = []
+
+    def add_listener(self, listener: Callable[[str], None]) -> None:
+        """listener(namespace) after each change made through this broker."""
+        self._listeners.append(listener)
 
     async def get(self, namespace: str) -> dict[str, Any]:
         return await self.get_if_exists(namespace) or {}
+
+    async def stamp(self, namespace: str) -> bytes | None:
+        """The stored document as it is now, to tell whether it changed."""
+        stored = await self._store.get(policies_path(namespace))
+        return stored[0] if stored is not None else None
 
     async def get_if_exists(self, namespace: str) -> dict[str, Any] | None:
         """None when the namespace does not exist: a namespace is there while its Policies
@@ -52,27 +62,21 @@ class NamespacePolicies:
         """Set (or, with None, clear) fields of an existing namespace (one is made through the
         admin API, with its tenant)."""
         try:
-            return await update_policies(self._store, policies_path(namespace), fields, create=False)
+            updated = await update_policies(self._store, policies_path(namespace), fields, create=False)
         except MetadataNotFoundError:
             raise NamespaceNotFound(f"Namespace {namespace} does not exist") from None
-
-    async def auto_subscription_creation_allowed(self, namespace: str, broker_default: bool) -> bool:
-        """The namespace's autoSubscriptionCreationOverride when it has one, else the broker's."""
-        override = (await self.get(namespace)).get(AUTO_SUBSCRIPTION_CREATION)
-        if isinstance(override, dict) and isinstance(override.get("allowAutoSubscriptionCreation"), bool):
-            return override["allowAutoSubscriptionCreation"]
-        return broker_default
-
-    async def deduplication_enabled(self, namespace: str, broker_default: bool) -> bool:
-        """The namespace's setting when it has one, else the broker's (as Pulsar decides)."""
-        value = (await self.get(namespace)).get(DEDUPLICATION_ENABLED)
-        return broker_default if value is None else bool(value)
+        for listener in self._listeners:
+            listener(namespace)
+        return updated
 
 
-async def read_policies(store: MetadataStore, path: str) -> dict[str, Any]:
-    """A policies document (namespace or topic level); {} when there is none."""
-    stored = await store.get(path)
-    return json.loads(stored[0]) if stored is not None else {}
+
+def auto_subscription_creation_allowed(view: dict[str, Any], broker_default: bool) -> bool:
+    """The autoSubscriptionCreationOverride in force when there is one, else the broker's."""
+    override = view.get(AUTO_SUBSCRIPTION_CREATION)
+    if isinstance(override, dict) and isinstance(override.get("allowAutoSubscriptionCreation"), bool):
+        return override["allowAutoSubscriptionCreation"]
+    return broker_default
 
 
 async def update_policies(store: MetadataStore, path: str, fields: dict[str, Any],

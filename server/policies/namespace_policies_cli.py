@@ -16,7 +16,7 @@ from server.config import BrokerConfig
 from server.errors import NamespaceNotFound
 
 from .namespace_policies import NamespacePolicies
-from .policy_values import check_fields
+from .catalog import check_fields
 
 
 async def namespace_policies_command(config: BrokerConfig, action: str, namespace: str, fields: list[str]) -> str:

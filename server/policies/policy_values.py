@@ -12,23 +12,19 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
+from protocol import pulsar_api_pb2 as pb
 from server.config_rules import did_you_mean
 from server.topics.schema_compatibility import Strategy
 
-from .auto_topic_creation import AUTO_TOPIC_CREATION, override_error
-from .backlog_quota import BACKLOG_QUOTA_MAP, POLICIES as BACKLOG_QUOTA_POLICIES, SIZE_QUOTA, TIME_QUOTA
-from .compaction_monitor import COMPACTION_THRESHOLD
-from .inactive_topics import DELETE_MODES, DELETE_WHEN_NO_SUBSCRIPTIONS, INACTIVE_TOPIC_POLICIES
-from .message_expiry import MESSAGE_TTL
-from .namespace_policies import (ALLOW_AUTO_UPDATE_SCHEMA, AUTO_SUBSCRIPTION_CREATION, DEDUPLICATION_ENABLED,
-                                 SCHEMA_COMPATIBILITY_STRATEGY)
-from .retention import RETENTION_POLICIES
+from .auto_topic_creation import override_error
+from .backlog_quota import POLICIES as BACKLOG_QUOTA_POLICIES, SIZE_QUOTA, TIME_QUOTA
+from .inactive_topics import DELETE_MODES, DELETE_WHEN_NO_SUBSCRIPTIONS
 
+#: CommandSubscribe.SubType names, as Pulsar writes subscription types in policies.
+SUBSCRIPTION_TYPE_NAMES = tuple(pb.CommandSubscribe.SubType.keys())
 SCHEMA_COMPATIBILITY_STRATEGIES = tuple(strategy.value for strategy in Strategy)
 BACKLOG_QUOTA_TYPES = (SIZE_QUOTA, TIME_QUOTA)
-AUTH_POLICIES = "auth_policies"
 AUTH_MAPS = ("namespace_auth", "destination_auth", "subscription_auth_roles")
-REPLICATION_CLUSTERS = "replication_clusters"
 Check = Callable[[Any], Any]
 
 
@@ -40,20 +36,7 @@ class PolicyOutOfRange(InvalidPolicy):
     """A policy value of the right type that is not allowed (the admin API answers 412)."""
 
 
-def check_fields(fields: dict[str, Any], known_only: bool = True) -> dict[str, Any]:
-    """The fields as they are to be stored; InvalidPolicy naming the first bad one. A None value
-    (clear the field) passes; unknown names are refused unless known_only is False (a whole
-    Policies document from a Pulsar client carries fields this broker does not apply)."""
-    checked = {}
-    for name, value in fields.items():
-        check = NAMESPACE_POLICY_CHECKS.get(name)
-        if check is None and known_only:
-            raise InvalidPolicy(f"unknown namespace policy {name}{did_you_mean(name, list(NAMESPACE_POLICY_CHECKS))}")
-        checked[name] = value if value is None or check is None else _named(name, check, value)
-    return checked
-
-
-def _named(name: str, check: Check, value: Any) -> Any:
+def named(name: str, check: Check, value: Any) -> Any:
     """check(value), its refusal prefixed with where the value sits ("retention_policies: ...")."""
     try:
         return check(value)
@@ -84,6 +67,8 @@ def integer(body: dict, name: str, default: int) -> int:
 
 def non_negative_int(what: str) -> Check:
     def check(value: Any) -> int:
+        if isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value):
+            value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
             raise InvalidPolicy(f"{what} must be an integer, not {value!r}")
         if value < 0:
@@ -125,9 +110,9 @@ def backlog_quota(body: Any) -> dict[str, Any]:
     return {"limitSize": limit_size, "limitTime": limit_time, "policy": policy}
 
 
-def _backlog_quota_map(body: Any) -> dict[str, Any]:
+def backlog_quota_map(body: Any) -> dict[str, Any]:
     """{destination_storage: BacklogQuota, message_age: BacklogQuota}."""
-    return {kind: _named(kind, backlog_quota, quota)
+    return {kind: named(kind, backlog_quota, quota)
             for kind, quota in _object(body, "Backlog quota map", BACKLOG_QUOTA_TYPES).items()}
 
 
@@ -165,7 +150,7 @@ def inactive_topic_policies(body: Any) -> dict[str, Any]:
             "deleteWhileInactive": boolean(body.get("deleteWhileInactive", False))}
 
 
-def _auth_policies(body: Any) -> dict[str, Any]:
+def auth_policies(body: Any) -> dict[str, Any]:
     """AuthPolicies: role grants of the namespace, of its topics, and subscription roles."""
     body = _object(body, "Auth policies", AUTH_MAPS)
     for name, entries in body.items():
@@ -174,26 +159,80 @@ def _auth_policies(body: Any) -> dict[str, Any]:
     return body
 
 
-def _clusters(body: Any) -> list[str]:
+def clusters(body: Any) -> list[str]:
     if not isinstance(body, list) or not all(isinstance(name, str) for name in body):
         raise InvalidPolicy("must be a list of cluster names")
     return body
 
 
-#: Policies field (Pulsar's name) -> its check, for every field this broker applies.
-NAMESPACE_POLICY_CHECKS: dict[str, Check] = {
-    RETENTION_POLICIES: retention,
-    MESSAGE_TTL: non_negative_int("message TTL"),
-    DEDUPLICATION_ENABLED: boolean,
-    AUTO_SUBSCRIPTION_CREATION: auto_subscription_creation,
-    AUTO_TOPIC_CREATION: auto_topic_creation,
-    "max_producers_per_topic": non_negative_int("maxProducersPerTopic"),
-    "max_consumers_per_topic": non_negative_int("maxConsumersPerTopic"),
-    SCHEMA_COMPATIBILITY_STRATEGY: schema_strategy,
-    ALLOW_AUTO_UPDATE_SCHEMA: boolean,
-    INACTIVE_TOPIC_POLICIES: inactive_topic_policies,
-    BACKLOG_QUOTA_MAP: _backlog_quota_map,
-    COMPACTION_THRESHOLD: non_negative_int("compaction threshold"),
-    AUTH_POLICIES: _auth_policies,
-    REPLICATION_CLUSTERS: _clusters,
-}
+def persistence(body: Any) -> dict[str, Any]:
+    """PersistencePolicies: ledgers' ensemble >= write quorum >= ack quorum > 0, and the
+    highest rate of mark-delete persists per second (0: every one)."""
+    fields = ("bookkeeperEnsemble", "bookkeeperWriteQuorum", "bookkeeperAckQuorum", "managedLedgerMaxMarkDeleteRate")
+    body = _object(body, "Persistence policies", fields)
+    ensemble, write_quorum, ack_quorum = (integer(body, name, 0) for name in fields[:3])
+    rate = body.get("managedLedgerMaxMarkDeleteRate", 0)
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)):
+        raise InvalidPolicy(f"managedLedgerMaxMarkDeleteRate must be a number, not {rate!r}")
+    if not ensemble >= write_quorum >= ack_quorum > 0:
+        raise InvalidPolicy(f"Bookkeeper Ensemble ({ensemble}) >= WriteQuorum ({write_quorum}) >= "
+                            f"AckQuorum ({ack_quorum}) > 0 is required")
+    if rate < 0:
+        raise InvalidPolicy("managedLedgerMaxMarkDeleteRate must be >= 0")
+    return {fields[0]: ensemble, fields[1]: write_quorum, fields[2]: ack_quorum, fields[3]: rate}
+
+
+def publish_rate(body: Any) -> dict[str, int]:
+    """PublishRate {publishThrottlingRateInMsg, publishThrottlingRateInByte}; <= 0: no limit."""
+    fields = ("publishThrottlingRateInMsg", "publishThrottlingRateInByte")
+    body = _object(body, "Publish rate", fields)
+    return {name: integer(body, name, -1) for name in fields}
+
+
+def dispatch_rate(body: Any) -> dict[str, Any]:
+    """DispatchRate {dispatchThrottlingRateInMsg, dispatchThrottlingRateInByte,
+    relativeToPublishRate, ratePeriodInSecond}; a rate <= 0 is no limit."""
+    fields = ("dispatchThrottlingRateInMsg", "dispatchThrottlingRateInByte", "relativeToPublishRate",
+              "ratePeriodInSecond")
+    body = _object(body, "Dispatch rate", fields)
+    period = integer(body, "ratePeriodInSecond", 1)
+    if period <= 0:
+        raise PolicyOutOfRange("ratePeriodInSecond must be > 0")
+    return {fields[0]: integer(body, fields[0], -1), fields[1]: integer(body, fields[1], -1),
+            fields[2]: boolean(body.get(fields[2], False)), fields[3]: period}
+
+
+def subscribe_rate(body: Any) -> dict[str, int]:
+    """SubscribeRate {subscribeThrottlingRatePerConsumer, ratePeriodInSecond}."""
+    fields = ("subscribeThrottlingRatePerConsumer", "ratePeriodInSecond")
+    body = _object(body, "Subscribe rate", fields)
+    period = integer(body, "ratePeriodInSecond", 30)
+    if period <= 0:
+        raise PolicyOutOfRange("ratePeriodInSecond must be > 0")
+    return {fields[0]: integer(body, fields[0], -1), fields[1]: period}
+
+
+def delayed_delivery(body: Any) -> dict[str, Any]:
+    """DelayedDeliveryPolicies {active, tickTime (ms), maxDeliveryDelayInMillis}."""
+    body = _object(body, "Delayed delivery policies", ("active", "tickTime", "maxDeliveryDelayInMillis"))
+    tick = integer(body, "tickTime", 1000)
+    if tick <= 0:
+        raise PolicyOutOfRange("tickTime must be > 0")
+    return {"active": boolean(body.get("active", True)), "tickTime": tick,
+            "maxDeliveryDelayInMillis": integer(body, "maxDeliveryDelayInMillis", 0)}
+
+
+def subscription_types(body: Any) -> list[str]:
+    """A set of subscription type names (Exclusive, Shared, Failover, Key_Shared)."""
+    if not isinstance(body, list) or not all(isinstance(name, str) for name in body):
+        raise InvalidPolicy("subscriptionTypesEnabled must be a list of subscription types")
+    unknown = [name for name in body if name not in SUBSCRIPTION_TYPE_NAMES]
+    if unknown:
+        raise InvalidPolicy(f"Unknown subscription type {unknown[0]}: one of {', '.join(SUBSCRIPTION_TYPE_NAMES)}")
+    return sorted(set(body), key=SUBSCRIPTION_TYPE_NAMES.index)
+
+
+def resource_group_name(body: Any) -> str:
+    if not isinstance(body, str) or not body:
+        raise InvalidPolicy("A resource group name is a non-empty string")
+    return body

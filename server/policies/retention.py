@@ -11,7 +11,7 @@ topic's ledgers trimmed, so time-based retention acts even on a topic nobody wri
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from managed_ledger.retention import InvalidRetentionError, RetentionPolicy
 from server.config import BrokerConfig
@@ -19,9 +19,6 @@ from server.errors import NotAllowed
 
 from .monitored_broker import MonitoredBroker
 from .periodic import PeriodicTask
-
-if TYPE_CHECKING:
-    from server.topics.topic import Topic
 
 log = logging.getLogger(__name__)
 
@@ -58,14 +55,9 @@ def retention_of(policies: dict[str, Any], config: BrokerConfig) -> RetentionPol
         return broker_default_retention(config)
 
 
-async def apply_retention(topic: "Topic") -> None:
-    """Look up the topic's policy and give it to its managed ledger."""
-    policies = await topic.broker.policies.get(topic.name.namespace)
-    topic.ledger.set_retention(retention_of(policies, topic.broker.config))
-
-
 class RetentionMonitor(PeriodicTask):
-    """Re-read each topic's retention (policies change while topics are loaded) and trim."""
+    """Re-read each topic's policies (changed meanwhile, maybe through another broker) and trim
+    its ledgers to its retention."""
 
     def __init__(self, broker: MonitoredBroker) -> None:
         super().__init__("retention check", broker.config.retention_check_interval_in_seconds, self.check)
@@ -73,5 +65,5 @@ class RetentionMonitor(PeriodicTask):
 
     async def check(self) -> None:
         for topic in self._broker.topics:
-            await apply_retention(topic)
+            await self._broker.refresh_policies(topic)
             await topic.ledger.trim()

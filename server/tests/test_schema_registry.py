@@ -14,8 +14,7 @@ import pytest
 from bookkeeper.metadata_store import SqliteMetadataStore
 from protocol import pulsar_api_pb2 as pb
 from server.errors import IncompatibleSchema
-from server.policies.namespace_policies import NamespacePolicies, policies_path
-from server.policies.topic_policies import TopicPolicies
+from server.policies.catalog import applied_view
 from server.topics.schema_compatibility import Strategy
 from server.topics.schema_registry import SchemaRegistry, schema_version_bytes
 from server.topics.topic_name import TopicName
@@ -23,11 +22,21 @@ from server.topics.topic_name import TopicName
 TOPIC = TopicName.parse("persistent://public/default/schemas")
 
 
+class Policies:
+    """The policies in force, as server/policies/applied.py gives them: topic over namespace."""
+
+    def __init__(self, namespace: dict | None = None, topic: dict | None = None) -> None:
+        self.namespace, self.topic = namespace or {}, topic or {}
+
+    async def of(self, topic: TopicName) -> dict:
+        return applied_view(self.namespace, self.topic if topic.partitioned_parent == TOPIC else {}, "standalone")
+
+
 @contextlib.asynccontextmanager
 async def registry_in(directory: Path) -> AsyncIterator[SchemaRegistry]:
     store = await SqliteMetadataStore.open(directory / "metadata.db")
     try:
-        yield SchemaRegistry(store)
+        yield SchemaRegistry(store, Policies())
     finally:
         await store.close()
 
@@ -76,14 +85,14 @@ def record_schema(*fields: str, kind: int = pb.Schema.Avro) -> pb.Schema:
 async def test_the_strategy_comes_from_topic_then_namespace_then_broker(tmp_path: Path) -> None:
     store = await SqliteMetadataStore.open(tmp_path / "metadata.db")
     try:
-        registry = SchemaRegistry(store, broker_strategy=Strategy.FORWARD)
+        policies = Policies()
+        registry = SchemaRegistry(store, policies, broker_strategy=Strategy.FORWARD)
         assert await registry.strategy(TOPIC) is Strategy.FORWARD
-        await store.put(policies_path("public/default"), b"{}", -1)   # the namespace exists
-        await NamespacePolicies(store).update("public/default", schema_compatibility_strategy="UNDEFINED")
+        policies.namespace["schema_compatibility_strategy"] = "UNDEFINED"
         assert await registry.strategy(TOPIC) is Strategy.FORWARD
-        await NamespacePolicies(store).update("public/default", schema_compatibility_strategy="BACKWARD")
+        policies.namespace["schema_compatibility_strategy"] = "BACKWARD"
         assert await registry.strategy(TOPIC) is Strategy.BACKWARD
-        await TopicPolicies(store).update(TOPIC, schemaCompatibilityStrategy="ALWAYS_COMPATIBLE")
+        policies.topic["schemaCompatibilityStrategy"] = "ALWAYS_COMPATIBLE"
         assert await registry.strategy(TOPIC.partition(2)) is Strategy.ALWAYS_COMPATIBLE
         assert await registry.strategy(TopicName.parse("other")) is Strategy.BACKWARD
     finally:
@@ -107,9 +116,7 @@ async def test_producers_and_admin_under_the_strategy(tmp_path: Path) -> None:
 async def test_without_auto_update_only_the_admin_adds_versions(tmp_path: Path) -> None:
     store = await SqliteMetadataStore.open(tmp_path / "metadata.db")
     try:
-        registry = SchemaRegistry(store)
-        await store.put(policies_path("public/default"), b"{}", -1)   # the namespace exists
-        await NamespacePolicies(store).update("public/default", is_allow_auto_update_schema=False)
+        registry = SchemaRegistry(store, Policies({"is_allow_auto_update_schema": False}))
         with pytest.raises(IncompatibleSchema):
             await registry.register(TOPIC, record_schema("a"))
         with pytest.raises(IncompatibleSchema):

@@ -10,7 +10,7 @@ Subscriptions live as long as they have consumers.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from managed_ledger.position import Entry, Position
 from protocol import pulsar_api_pb2 as pb
@@ -216,6 +216,7 @@ class NonPersistentTopic(TopicBase):
         self.deduplication = None
         self.subscriptions: dict[str, NonPersistentSubscription] = {}
         self.stats = TopicStats()
+        self.policies: dict[str, Any] = {}
 
     def publish(self, entries: list[bytes], num_messages: int,
                 on_done: Callable[[Position, BaseException | None], None]) -> None:

@@ -19,14 +19,13 @@ import asyncio
 import json
 import logging
 from base64 import b64decode, b64encode
+from typing import Any, Protocol
 from urllib.parse import quote
 
 from managed_ledger.interfaces import MetadataStore
 from protocol import pulsar_api_pb2 as pb
 from server.errors import IncompatibleSchema
-from server.policies.namespace_policies import (ALLOW_AUTO_UPDATE_SCHEMA, SCHEMA_COMPATIBILITY_STRATEGY,
-                                                NamespacePolicies)
-from server.policies.topic_policies import TOPIC_SCHEMA_COMPATIBILITY_STRATEGY, TopicPolicies
+from server.policies.namespace_policies import ALLOW_AUTO_UPDATE_SCHEMA, SCHEMA_COMPATIBILITY_STRATEGY
 
 from .schema_compatibility import Strategy, check_consumer, check_producer, effective
 from .topic_name import TopicName
@@ -48,11 +47,15 @@ def schema_version_bytes(version: int) -> bytes:
     return version.to_bytes(8, "big")
 
 
+class PolicyView(Protocol):
+    async def of(self, topic: TopicName) -> dict[str, Any]:
+        """The policies in force for the topic (server/policies/applied.py)."""
+
+
 class SchemaRegistry:
-    def __init__(self, metadata: MetadataStore, broker_strategy: Strategy = Strategy.FULL) -> None:
+    def __init__(self, metadata: MetadataStore, policies: PolicyView, broker_strategy: Strategy = Strategy.FULL) -> None:
         self._metadata = metadata
-        self._namespace_policies = NamespacePolicies(metadata)
-        self._topic_policies = TopicPolicies(metadata)
+        self._policies = policies
         self._broker_strategy = broker_strategy
         #: Registrations and deletions one at a time: two producers of a new topic racing to
         #: register the same schema must both get its version, not a metadata conflict.
@@ -110,10 +113,8 @@ class SchemaRegistry:
     async def strategy(self, topic: TopicName) -> Strategy:
         """The compatibility strategy that applies to the topic: its own, its namespace's, the
         broker's (UNDEFINED at a level means "ask the next one")."""
-        topic_level = (await self._topic_policies.get(topic)).get(TOPIC_SCHEMA_COMPATIBILITY_STRATEGY)
-        namespace_level = (await self._namespace_policies.get(topic.namespace)).get(SCHEMA_COMPATIBILITY_STRATEGY)
-        return effective(*(Strategy(level) for level in (topic_level, namespace_level) if level),
-                         self._broker_strategy)
+        applied = (await self._policies.of(topic)).get(SCHEMA_COMPATIBILITY_STRATEGY)
+        return effective(Strategy(applied) if applied else None, self._broker_strategy)
 
     async def register(self, topic: TopicName, schema: pb.Schema, by_admin: bool = False) -> bytes | None:
         """Version of this (producer's, or with by_admin an uploaded) schema on the topic,
@@ -161,7 +162,7 @@ class SchemaRegistry:
         return schema_version_bytes(len(versions) - 1)
 
     async def _auto_update_allowed(self, topic: TopicName) -> bool:
-        allowed = (await self._namespace_policies.get(topic.namespace)).get(ALLOW_AUTO_UPDATE_SCHEMA)
+        allowed = (await self._policies.of(topic)).get(ALLOW_AUTO_UPDATE_SCHEMA)
         return allowed is not False
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import quote
 
 from managed_ledger.errors import ManagedLedgerStorageError
@@ -13,6 +13,7 @@ from managed_ledger.position import EARLIEST, LATEST, Entry, InitialPosition, Po
 from protocol import pulsar_api_pb2 as pb
 from protocol.entry import read_metadata
 from server.errors import ConsumerBusy, NotAllowed, PersistenceError, SubscriptionNotFound, TopicTerminated
+from server.policies.namespace_policies import auto_subscription_creation_allowed
 
 from .compaction import COMPACTION_CURSOR, TopicCompaction
 from .deduplication import DEDUPLICATION_CURSOR, MessageDeduplication
@@ -56,19 +57,21 @@ class Topic(TopicBase):
         }
         self.compaction = TopicCompaction(ledger, broker.config.topic_compaction_retain_null_key)
         self.stats = TopicStats()
+        self.policies: dict[str, Any] = {}
         self._subscribing = asyncio.Lock()
         self._unloading: asyncio.Task[bool] | None = None
 
     @classmethod
-    async def load(cls, broker: "TopicBroker", name: TopicName, ledger: ManagedLedger) -> "Topic":
-        """Recover the topic epoch and, when enabled for its namespace, deduplication state."""
+    async def load(cls, broker: "TopicBroker", name: TopicName, ledger: ManagedLedger,
+                   deduplicated: bool) -> "Topic":
+        """Recover the topic epoch and, when deduplicated, the deduplication state."""
         store = broker.metadata
         stored_epoch = await store.get(_state_path(name, "epoch"))
         epoch = int(stored_epoch[0]) if stored_epoch is not None else None
         snapshot_path = _state_path(name, "deduplication")
         config = broker.config
         deduplication = None
-        if await broker.policies.deduplication_enabled(name.namespace, config.broker_deduplication_enabled):
+        if deduplicated:
             deduplication = MessageDeduplication(
                 ledger, store, snapshot_path, config.broker_deduplication_entries_interval,
                 config.broker_deduplication_max_number_of_producers,
@@ -157,8 +160,7 @@ class Topic(TopicBase):
         return subscription
 
     async def _auto_subscription_creation_allowed(self) -> bool:
-        return await self.broker.policies.auto_subscription_creation_allowed(
-            self.name.namespace, self.broker.config.allow_auto_subscription_creation)
+        return auto_subscription_creation_allowed(self.policies, self.broker.config.allow_auto_subscription_creation)
 
     async def create_initial_subscription(self, name: str) -> None:
         """A producer's initial_subscription_name (a dead-letter producer's, say): a durable

@@ -27,6 +27,8 @@ class TopicBase:
     access: ProducerAccess
     deduplication: "MessageDeduplication | None"
     subscriptions: dict
+    #: The policies in force (server/policies/catalog.applied_view), set at load and on change.
+    policies: dict
     #: Whether entries published together get consecutive positions (a stored log's), so that
     #: one publish may carry a run of them.
     positions_are_consecutive = False

@@ -1,0 +1,82 @@
+"""The policies in force for a topic: its own, else its namespace's, else the broker's.
+
+Every module that enforces a policy asks here (`AppliedPolicies.of(topic)`) and reads the
+returned view under the namespace's Policies field names (catalog.applied_view); where a field
+is absent it applies the broker's configuration. Nothing else reads raw policy documents.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from server.config import BrokerConfig
+from server.topics.topic_name import TopicName
+
+from .catalog import applied_view
+from .change_events import is_system_topic
+from .monitored_broker import MonitoredBroker
+from .namespace_policies import DEDUPLICATION_ENABLED, NamespacePolicies
+from .periodic import PeriodicTask
+from .retention import RETENTION_POLICIES, retention_of
+from .topic_policies import TopicPolicies
+
+if TYPE_CHECKING:
+    from server.topics.non_persistent_topic import NonPersistentTopic
+    from server.topics.topic import Topic
+
+#: System topics keep everything: their events are the state they hold.
+SYSTEM_TOPIC_POLICIES = {RETENTION_POLICIES: {"retentionTimeInMinutes": -1, "retentionSizeInMB": -1}}
+
+
+class AppliedPolicies:
+    def __init__(self, namespaces: NamespacePolicies, topics: TopicPolicies, cluster: str) -> None:
+        self.namespaces = namespaces
+        self.topics = topics
+        self._cluster = cluster
+
+    async def of(self, topic: TopicName) -> dict[str, Any]:
+        namespace = await self.namespaces.get(topic.namespace)
+        if is_system_topic(topic):
+            return {**namespace, **SYSTEM_TOPIC_POLICIES}
+        return applied_view(namespace, await self.topics.get(topic), self._cluster)
+
+
+def deduplication_on(view: dict[str, Any], config: BrokerConfig) -> bool:
+    value = view.get(DEDUPLICATION_ENABLED)
+    return config.broker_deduplication_enabled if value is None else bool(value)
+
+
+def apply_policies(topic: "Topic | NonPersistentTopic", view: dict[str, Any], config: BrokerConfig) -> None:
+    """Give a loaded topic the policies in force: those read when needed from topic.policies,
+    and those kept as state (its ledger's retention)."""
+    topic.policies = view
+    ledger = getattr(topic, "ledger", None)
+    if ledger is not None:
+        ledger.set_retention(retention_of(view, config))
+
+
+class NamespacePoliciesWatch(PeriodicTask):
+    """Namespace policies changed elsewhere (through another broker of a cluster, or by the
+    offline `pulsard namespace-policies` tool) reach the loaded topics within a second, as
+    Pulsar's metadata watches bring them; one read per namespace with loaded topics."""
+
+    INTERVAL_S = 1.0
+
+    def __init__(self, broker: MonitoredBroker) -> None:
+        super().__init__("namespace policies watch", self.INTERVAL_S, self.check)
+        self._broker = broker
+        self._seen: dict[str, bytes | None] = {}
+
+    async def check(self) -> None:
+        by_namespace: dict[str, list] = {}
+        for topic in [*self._broker.topics, *self._broker.non_persistent_topics]:
+            by_namespace.setdefault(topic.name.namespace, []).append(topic)
+        for namespace in set(self._seen) - set(by_namespace):
+            del self._seen[namespace]
+        for namespace, topics in by_namespace.items():
+            stamp = await self._broker.policies.stamp(namespace)
+            if namespace in self._seen and self._seen[namespace] == stamp:
+                continue
+            self._seen[namespace] = stamp
+            for topic in topics:
+                await self._broker.refresh_policies(topic)

@@ -1,0 +1,58 @@
+"""The broker-level value of each policy (its standalone.conf keys), in the policy's JSON shape:
+what `?applied=true` answers when neither the topic nor its namespace sets the policy."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from server.config import BrokerConfig
+
+from .backlog_quota import BACKLOG_QUOTA_MAP, SIZE_QUOTA, TIME_QUOTA
+from .catalog import (DEDUPLICATION_ENABLED, DELAYED_DELIVERY, MAX_MESSAGE_SIZE, MAX_UNACKED_PER_CONSUMER,
+                      MAX_UNACKED_PER_SUBSCRIPTION, PERSISTENCE, SCHEMA_COMPATIBILITY_STRATEGY)
+from .compaction_monitor import COMPACTION_THRESHOLD
+from .inactive_topics import INACTIVE_TOPIC_POLICIES
+from .message_expiry import MESSAGE_TTL
+from .retention import RETENTION_POLICIES
+
+
+def _backlog_quotas(config: BrokerConfig) -> dict[str, Any]:
+    policy = config.backlog_quota_default_retention_policy
+    return {SIZE_QUOTA: {"limitSize": config.backlog_quota_default_limit_bytes, "limitTime": -1, "policy": policy},
+            TIME_QUOTA: {"limitSize": -1, "limitTime": config.backlog_quota_default_limit_second, "policy": policy}}
+
+
+def _inactive_topics(config: BrokerConfig) -> dict[str, Any]:
+    max_inactive = config.broker_delete_inactive_topics_max_inactive_duration_seconds
+    if max_inactive < 0:
+        max_inactive = config.broker_delete_inactive_topics_frequency_seconds
+    return {"inactiveTopicDeleteMode": config.broker_delete_inactive_topics_mode,
+            "maxInactiveDurationSeconds": int(max_inactive),
+            "deleteWhileInactive": config.broker_delete_inactive_topics_enabled}
+
+
+#: Policies field -> its value from the broker's configuration.
+BROKER_DEFAULTS: dict[str, Callable[[BrokerConfig], Any]] = {
+    RETENTION_POLICIES: lambda c: {"retentionTimeInMinutes": c.storage.retention_time_minutes,
+                                   "retentionSizeInMB": c.storage.retention_size_mb},
+    MESSAGE_TTL: lambda c: c.ttl_duration_default_in_seconds,
+    BACKLOG_QUOTA_MAP: _backlog_quotas,
+    DEDUPLICATION_ENABLED: lambda c: c.broker_deduplication_enabled,
+    PERSISTENCE: lambda c: {"bookkeeperEnsemble": c.storage.ensemble_size,
+                            "bookkeeperWriteQuorum": c.storage.write_quorum,
+                            "bookkeeperAckQuorum": c.storage.ack_quorum, "managedLedgerMaxMarkDeleteRate": 0.0},
+    MAX_UNACKED_PER_CONSUMER: lambda c: c.max_unacked_messages_per_consumer,
+    MAX_UNACKED_PER_SUBSCRIPTION: lambda c: c.max_unacked_messages_per_subscription,
+    DELAYED_DELIVERY: lambda c: {"active": c.delayed_delivery_enabled, "tickTime": c.delayed_delivery_tick_time_millis,
+                                 "maxDeliveryDelayInMillis": 0},
+    INACTIVE_TOPIC_POLICIES: _inactive_topics,
+    MAX_MESSAGE_SIZE: lambda c: c.max_message_size,
+    COMPACTION_THRESHOLD: lambda c: c.broker_service_compaction_threshold_in_bytes,
+    SCHEMA_COMPATIBILITY_STRATEGY: lambda c: c.schema_compatibility_strategy,
+}
+
+
+def broker_default(field: str, config: BrokerConfig) -> Any:
+    """The broker's value of a policy; None where this broker has no key for it."""
+    value = BROKER_DEFAULTS.get(field)
+    return value(config) if value is not None else None

@@ -1,0 +1,194 @@
+"""Every policy Pulsar has at namespace and topic level: where each is stored and served.
+
+Pulsar names one policy differently at each level: the namespace's Policies field
+("max_producers_per_topic", REST `maxProducersPerTopic`) and the topic's TopicPolicies field
+("maxProducerPerTopic", REST `maxProducers`). A PolicySpec ties the two together with the check
+of its value (policy_values.py). Some namespace fields are maps keyed by cluster name (the
+rates): the REST API and the applied view show the local cluster's entry.
+
+`applied_view` merges a topic's TopicPolicies over its namespace's Policies into one document
+under the namespace's field names, so that every enforcing module reads one shape and falls
+back to the broker's configuration where a field is absent (topic > namespace > broker).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from server.config_rules import did_you_mean
+
+from . import policy_values as values
+from .auto_topic_creation import AUTO_TOPIC_CREATION
+from .backlog_quota import BACKLOG_QUOTA_MAP
+from .compaction_monitor import COMPACTION_THRESHOLD
+from .inactive_topics import INACTIVE_TOPIC_POLICIES
+from .message_expiry import MESSAGE_TTL
+from .namespace_policies import (ALLOW_AUTO_UPDATE_SCHEMA, AUTO_SUBSCRIPTION_CREATION, DEDUPLICATION_ENABLED,
+                                 SCHEMA_COMPATIBILITY_STRATEGY)
+from .retention import RETENTION_POLICIES
+
+Check = Callable[[Any], Any]
+
+PERSISTENCE = "persistence"
+PUBLISH_RATE = "publishMaxMessageRate"
+DISPATCH_RATE = "topicDispatchRate"
+SUBSCRIPTION_DISPATCH_RATE = "subscriptionDispatchRate"
+SUBSCRIBE_RATE = "clusterSubscribeRate"
+MAX_PRODUCERS = "max_producers_per_topic"
+MAX_CONSUMERS = "max_consumers_per_topic"
+MAX_CONSUMERS_PER_SUBSCRIPTION = "max_consumers_per_subscription"
+MAX_UNACKED_PER_CONSUMER = "max_unacked_messages_per_consumer"
+MAX_UNACKED_PER_SUBSCRIPTION = "max_unacked_messages_per_subscription"
+MAX_SUBSCRIPTIONS = "max_subscriptions_per_topic"
+SUBSCRIPTION_TYPES = "subscription_types_enabled"
+DELAYED_DELIVERY = "delayed_delivery_policies"
+MAX_MESSAGE_SIZE = "maxMessageSize"
+SUBSCRIPTION_EXPIRATION = "subscription_expiration_time_minutes"
+DEDUPLICATION_SNAPSHOT_INTERVAL = "deduplicationSnapshotIntervalSeconds"
+RESOURCE_GROUP = "resource_group_name"
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """One policy: `field` is its Policies name (also its name in the applied view)."""
+
+    field: str
+    check: Check
+    namespace_path: str | None = None      # REST path under /admin/v2/namespaces/{t}/{ns}/
+    topic_path: str | None = None          # REST path under /admin/v2/{domain}/{t}/{ns}/{topic}/
+    topic_field: str | None = None         # TopicPolicies name (None: namespace level only)
+    per_cluster: bool = False              # the namespace field is {cluster: value}
+    namespace_default: Any = None          # what GET answers when the namespace has none
+    namespace_set_method: str = "POST"
+
+    def namespace_value(self, policies: dict[str, Any], cluster: str) -> Any:
+        value = policies.get(self.field)
+        if self.per_cluster:
+            return value.get(cluster) if isinstance(value, dict) else None
+        return value
+
+    def namespace_fields(self, policies: dict[str, Any], cluster: str, value: Any) -> dict[str, Any]:
+        """The Policies fields that store `value` (None: clear it) for this cluster."""
+        if not self.per_cluster:
+            return {self.field: value}
+        entries = dict(policies.get(self.field) or {})
+        if value is None:
+            entries.pop(cluster, None)
+        else:
+            entries[cluster] = value
+        return {self.field: entries or None}
+
+    def topic_value(self, policies: dict[str, Any]) -> Any:
+        if self.field == DELAYED_DELIVERY:   # two TopicPolicies fields, one REST body
+            active, tick = policies.get("delayedDeliveryEnabled"), policies.get("delayedDeliveryTickTimeMillis")
+            if active is None and tick is None:
+                return None
+            return {key: value for key, value in (("active", active), ("tickTime", tick)) if value is not None}
+        return policies.get(self.topic_field) if self.topic_field else None
+
+    def topic_fields(self, value: Any) -> dict[str, Any]:
+        """The TopicPolicies fields that store `value` (None: clear it)."""
+        if self.field == DELAYED_DELIVERY:
+            value = value or {}
+            return {"delayedDeliveryEnabled": value.get("active"), "delayedDeliveryTickTimeMillis": value.get("tickTime")}
+        return {self.topic_field: value}
+
+
+def _spec(field: str, check: Check, namespace_path: str | None, topic_path: str | None = None,
+          topic_field: str | None = None, **options: Any) -> PolicySpec:
+    return PolicySpec(field, check, namespace_path, topic_path, topic_field, **options)
+
+
+SPECS: tuple[PolicySpec, ...] = (
+    _spec(RETENTION_POLICIES, values.retention, "retention", "retention", "retentionPolicies"),
+    _spec(MESSAGE_TTL, values.non_negative_int("message TTL"), "messageTTL", "messageTTL", "messageTTLInSeconds"),
+    _spec(BACKLOG_QUOTA_MAP, values.backlog_quota_map, None, None, "backLogQuotaMap"),
+    _spec(DEDUPLICATION_ENABLED, values.boolean, "deduplication", "deduplicationEnabled", "deduplicationEnabled"),
+    _spec(DEDUPLICATION_SNAPSHOT_INTERVAL, values.non_negative_int("deduplication snapshot interval"),
+          "deduplicationSnapshotInterval", "deduplicationSnapshotInterval", "deduplicationSnapshotIntervalSeconds"),
+    _spec(PERSISTENCE, values.persistence, "persistence", "persistence", "persistence"),
+    _spec(PUBLISH_RATE, values.publish_rate, "publishRate", "publishRate", "publishRate", per_cluster=True),
+    _spec(DISPATCH_RATE, values.dispatch_rate, "dispatchRate", "dispatchRate", "dispatchRate", per_cluster=True),
+    _spec(SUBSCRIPTION_DISPATCH_RATE, values.dispatch_rate, "subscriptionDispatchRate", "subscriptionDispatchRate",
+          "subscriptionDispatchRate", per_cluster=True),
+    _spec(SUBSCRIBE_RATE, values.subscribe_rate, "subscribeRate", "subscribeRate", "subscribeRate", per_cluster=True),
+    _spec(MAX_PRODUCERS, values.non_negative_int("maxProducersPerTopic"), "maxProducersPerTopic", "maxProducers",
+          "maxProducerPerTopic"),
+    _spec(MAX_CONSUMERS, values.non_negative_int("maxConsumersPerTopic"), "maxConsumersPerTopic", "maxConsumers",
+          "maxConsumerPerTopic"),
+    _spec(MAX_CONSUMERS_PER_SUBSCRIPTION, values.non_negative_int("maxConsumersPerSubscription"),
+          "maxConsumersPerSubscription", "maxConsumersPerSubscription", "maxConsumersPerSubscription"),
+    _spec(MAX_UNACKED_PER_CONSUMER, values.non_negative_int("maxUnackedMessagesPerConsumer"),
+          "maxUnackedMessagesPerConsumer", "maxUnackedMessagesOnConsumer", "maxUnackedMessagesOnConsumer"),
+    _spec(MAX_UNACKED_PER_SUBSCRIPTION, values.non_negative_int("maxUnackedMessagesPerSubscription"),
+          "maxUnackedMessagesPerSubscription", "maxUnackedMessagesOnSubscription", "maxUnackedMessagesOnSubscription"),
+    _spec(MAX_SUBSCRIPTIONS, values.non_negative_int("maxSubscriptionsPerTopic"), "maxSubscriptionsPerTopic",
+          "maxSubscriptionsPerTopic", "maxSubscriptionsPerTopic"),
+    _spec(SUBSCRIPTION_TYPES, values.subscription_types, "subscriptionTypesEnabled", "subscriptionTypesEnabled",
+          "subscriptionTypesEnabled"),
+    _spec(DELAYED_DELIVERY, values.delayed_delivery, "delayedDelivery", "delayedDelivery"),
+    _spec(INACTIVE_TOPIC_POLICIES, values.inactive_topic_policies, "inactiveTopicPolicies", "inactiveTopicPolicies",
+          "inactiveTopicPolicies"),
+    _spec(MAX_MESSAGE_SIZE, values.non_negative_int("maxMessageSize"), None, "maxMessageSize", "maxMessageSize"),
+    _spec(SUBSCRIPTION_EXPIRATION, values.non_negative_int("subscriptionExpirationTimeMinutes"),
+          "subscriptionExpirationTime"),
+    _spec(COMPACTION_THRESHOLD, values.non_negative_int("compaction threshold"), "compactionThreshold",
+          "compactionThreshold", "compactionThreshold"),
+    _spec(SCHEMA_COMPATIBILITY_STRATEGY, values.schema_strategy, "schemaCompatibilityStrategy",
+          "schemaCompatibilityStrategy", "schemaCompatibilityStrategy", namespace_default="UNDEFINED",
+          namespace_set_method="PUT"),
+    _spec(ALLOW_AUTO_UPDATE_SCHEMA, values.boolean, "isAllowAutoUpdateSchema", namespace_default=True),
+    _spec(AUTO_SUBSCRIPTION_CREATION, values.auto_subscription_creation, "autoSubscriptionCreation",
+          "autoSubscriptionCreation", "autoSubscriptionCreationOverride"),
+    _spec(AUTO_TOPIC_CREATION, values.auto_topic_creation, "autoTopicCreation"),
+    _spec(RESOURCE_GROUP, values.resource_group_name, None),
+)
+BY_FIELD = {spec.field: spec for spec in SPECS}
+NAMESPACE_SPECS = tuple(spec for spec in SPECS if spec.namespace_path)
+TOPIC_SPECS = tuple(spec for spec in SPECS if spec.topic_path)
+
+
+def applied_view(namespace: dict[str, Any], topic: dict[str, Any], cluster: str) -> dict[str, Any]:
+    """The policies in force for a topic, under Policies field names: the topic's own over its
+    namespace's, per-cluster maps read for this cluster. Backlog quotas merge by type, as
+    Pulsar picks each type's quota from the topic first."""
+    view = dict(namespace)
+    for spec in SPECS:
+        if spec.per_cluster:
+            view.pop(spec.field, None)
+            local = spec.namespace_value(namespace, cluster)
+            if local is not None:
+                view[spec.field] = local
+        own = spec.topic_value(topic) if spec.topic_field or spec.field == DELAYED_DELIVERY else None
+        if own is None:
+            continue
+        if spec.field == BACKLOG_QUOTA_MAP:
+            view[spec.field] = {**(namespace.get(BACKLOG_QUOTA_MAP) or {}), **own}
+        elif spec.field == DELAYED_DELIVERY:
+            view[spec.field] = {**(namespace.get(DELAYED_DELIVERY) or {}), **own}
+        else:
+            view[spec.field] = own
+    return view
+
+
+#: Policies field (Pulsar's name) -> its check, for every field this broker applies.
+NAMESPACE_POLICY_CHECKS: dict[str, Check] = {
+    **{spec.field: spec.check for spec in SPECS},
+    "auth_policies": values.auth_policies,
+    "replication_clusters": values.clusters,
+}
+
+
+def check_fields(fields: dict[str, Any], known_only: bool = True) -> dict[str, Any]:
+    """The fields as they are to be stored; InvalidPolicy naming the first bad one. A None value
+    (clear the field) passes; unknown names are refused unless known_only is False (a whole
+    Policies document from a Pulsar client carries fields this broker does not apply)."""
+    checked = {}
+    for name, value in fields.items():
+        check = NAMESPACE_POLICY_CHECKS.get(name)
+        if check is None and known_only:
+            raise values.InvalidPolicy(
+                f"unknown namespace policy {name}{did_you_mean(name, list(NAMESPACE_POLICY_CHECKS))}")
+        checked[name] = value if value is None or check is None else values.named(name, check, value)
+    return checked
