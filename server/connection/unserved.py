@@ -1,12 +1,12 @@
 """Commands this broker does not serve: each gets an answer the client understands, never silence.
 
 A client left waiting fails only at its operation timeout (30 s by default), with a message
-that says nothing. Transaction requests are refused in their own response forms, with
-NotAllowed ("Transactions are not enabled.", Pulsar's words when its transaction coordinator is
-off): the Java client's transaction handler waits on those and drops an ERROR for the request.
-Everything else (topic-list watchers, and commands only a broker sends) gets ERROR NotAllowed
-carrying the command's request id, or -1 when it has none. The connection stays open; each kind
-is logged once per interval, however often a client repeats it.
+that says nothing. Transaction requests are refused in their own response forms (the ones a
+client's transaction code reads), with NotAllowed and the words of a Pulsar broker whose
+transaction coordinator is off, "Transactions are not enabled." (that broker sends them in an
+ERROR). Everything else (topic-list watchers, and commands only a broker sends) gets ERROR
+NotAllowed carrying the command's request id, or -1 when it has none. The connection stays
+open; each kind is logged once per interval, however often a client repeats it.
 """
 
 from __future__ import annotations
