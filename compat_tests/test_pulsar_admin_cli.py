@@ -49,7 +49,7 @@ def test_pulsar_admin_drives_pulsard(broker, client, pulsar_admin_classpath, tmp
 
     setup = [
         ["clusters", "list"], ["brokers", "list", "standalone"], ["brokers", "leader-broker"],
-        ["brokers", "healthcheck"],
+        ["brokers", "healthcheck"], ["brokers", "healthcheck", "--topic-version", "V2"],
         ["tenants", "create", tenant, "-c", "standalone", "-r", "ops"], ["tenants", "list"], ["tenants", "get", tenant],
         ["tenants", "update", tenant, "-r", "ops,dev", "-c", "standalone"], ["tenants", "get", tenant],
         ["namespaces", "create", ns], ["namespaces", "list", tenant],
@@ -76,7 +76,7 @@ def test_pulsar_admin_drives_pulsard(broker, client, pulsar_admin_classpath, tmp
     assert out["clusters list"].splitlines() == ["standalone"]
     assert out["brokers list standalone"] == broker.web_url.removeprefix("http://")
     assert json.loads(out["brokers leader-broker"])["serviceUrl"] == broker.web_url
-    assert out["brokers healthcheck"] == "ok"
+    assert out["brokers healthcheck"] == out["brokers healthcheck --topic-version V2"] == "ok"
     assert tenant in out["tenants list"].split()
     assert json.loads(out[f"tenants get {tenant}"])["adminRoles"] == ["ops", "dev"]
     assert out[f"namespaces list {tenant}"] == ns

@@ -71,6 +71,7 @@ class FakeTopic:
     ledger: MemoryCursor
     stats: TopicStats = field(default_factory=TopicStats)
     broker: FakeBroker = field(default_factory=FakeBroker)
+    name: str = "persistent://public/default/fake"
 
 
 class FakeSubscription:
