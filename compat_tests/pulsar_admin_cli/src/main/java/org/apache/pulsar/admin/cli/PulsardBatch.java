@@ -20,12 +20,13 @@ public final class PulsardBatch {
         }
         PulsarAdminTool.setAllowSystemExit(false);
         List<String> lines = Files.readAllLines(Path.of(args[1]));
+        PulsarAdminTool tool = new PulsarAdminTool(properties);
         for (int n = 0; n < lines.size(); n++) {
             System.out.println("@@@ BEGIN " + n);
             System.out.flush();
             boolean ok;
             try {
-                ok = new PulsarAdminTool(properties).run(lines.get(n).split("\t"));
+                ok = tool.run(lines.get(n).split("\t"));
             } catch (Exception e) {
                 System.out.println("exception: " + e);
                 ok = false;
