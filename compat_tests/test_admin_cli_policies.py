@@ -28,8 +28,10 @@ def shown(output: str):
 
 @pytest.fixture
 def pulsard_admin(broker, capsys):
+    parser = _parser()   # built once: it has every command of every group
+
     def run(command: Command) -> str:
-        code = run_admin(_parser().parse_args(["admin", "--admin-url", broker.web_url, *command]))
+        code = run_admin(parser.parse_args(["admin", "--admin-url", broker.web_url, *command]))
         out, err = capsys.readouterr()
         assert code == 0, f"{' '.join(command)}: {err}"
         return out.strip()
