@@ -138,3 +138,19 @@ def test_deleting_a_topic_deletes_its_policies(http):
     assert http.delete(topic_path(topic)).status_code == 204
     assert http.put(topic_path(topic)).status_code == 204
     assert settles(http, topic_path(topic) + "/maxConsumers", None)
+
+
+def test_the_change_events_topic_is_never_deleted_as_inactive(make_broker, connect):
+    """Pulsar's SystemTopic skips the inactive-topic check: `__change_events` has no producer or
+    subscription of a client, yet it holds every topic policy of its namespace."""
+    broker = make_broker({"brokerDeleteInactiveTopicsFrequencySeconds": 1})
+    http = AdminHttp(broker.web_url)
+    topic = unique_topic()
+    producer = connect(broker).create_producer(f"persistent://public/default/{topic}")   # keeps it active
+    assert http.post(topic_path(topic) + "/maxConsumers", json=2).status_code == 204
+    time.sleep(3)   # several checks, each past the inactive duration
+    events = "persistent://public/default/__change_events"
+    assert events in http.get("/admin/v2/persistent/public/default", includeSystemTopic="true").json()
+    broker.restart()
+    assert settles(http, topic_path(topic) + "/maxConsumers", 2)
+    producer.close()

@@ -9,7 +9,8 @@ A topic inactive for brokerDeleteInactiveTopicsMaxInactiveDurationSeconds (unset
 frequency) is deleted with its data, subscriptions included. A namespace's
 inactive_topic_policies (deleteWhileInactive, inactiveTopicDeleteMode,
 maxInactiveDurationSeconds) overrides the broker's settings, as in Pulsar. A partition goes like
-any topic; its partitioned topic's metadata stays, so it is created again on next use.
+any topic; its partitioned topic's metadata stays, so it is created again on next use. System
+topics (`__change_events`) are never deleted so, as in Pulsar.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from server.errors import BrokerError
 from server.topics.non_persistent_topic import NonPersistentTopic
 from server.topics.topic import Topic
 
+from .change_events import is_system_topic
 from .monitored_broker import MonitoredBroker
 from .periodic import PeriodicTask
 
@@ -93,6 +95,8 @@ class InactiveTopicMonitor(PeriodicTask):
         for key in set(self._inactive_since) - {str(t.name) for t in loaded}:
             del self._inactive_since[key]
         for topic in loaded:
+            if is_system_topic(topic.name):   # as Pulsar's SystemTopic: its events are state
+                continue
             policy = policy_of(topic.policies, self._default)
             key = str(topic.name)
             if not policy.delete_while_inactive or is_active(topic, policy.mode):
