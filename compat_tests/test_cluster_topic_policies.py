@@ -89,7 +89,8 @@ def unload_bundle(broker, topic: str) -> None:
 
 def test_a_policy_set_through_one_broker_is_in_force_where_the_topic_moves(brokers):
     """A serves `__change_events` and the topic, B another topic of the namespace; the policies
-    set through A are in force on B once the topic's bundle is unloaded and B takes it."""
+    set through A are in force on B once the topic's bundle is unloaded and B takes it. Deleted
+    at B, the topic's policies go with it."""
     a, b = brokers
     namespace = new_namespace(a)
     topic, other = names_apart(namespace, "moving", "elsewhere")
@@ -108,6 +109,12 @@ def test_a_policy_set_through_one_broker_is_in_force_where_the_topic_moves(broke
         assert applied_here(b, topic, "retention") == RETENTION
         assert applied_here(b, topic, "schemaCompatibilityStrategy") == "ALWAYS_INCOMPATIBLE"
         held.close()
+        topic_url = policy_url(a, topic, "")[:-1]
+        status, body = http("DELETE", topic_url + "?force=true")   # at B, which has A append the DELETE
+        assert status == 204, body
+        status, body = http("PUT", topic_url)
+        assert status == 204, body
+        assert http("GET", policy_url(a, topic, "retention")) == (200, None)   # gone with the topic
     finally:
         client.close()
 

@@ -73,6 +73,9 @@ class TopicPolicies:
         self.forwarder: EventForwarder | None = None
         self._namespaces: dict[str, _Namespace] = {}
         self._reading: dict[str, asyncio.Lock] = {}
+        #: calls of catch_up so far, and how many of them the last read began after
+        self._asked: dict[str, int] = {}
+        self._read_for: dict[str, int] = {}
         self._changing: dict[str, asyncio.Lock] = {}
         self._listeners: list[Callable[[TopicName], None]] = []
 
@@ -120,8 +123,13 @@ class TopicPolicies:
     async def catch_up(self, namespace: str) -> _Namespace:
         """Read the namespace's events appended since the last read (all of them the first
         time); PersistenceError when they cannot be read."""
+        ticket = self._asked[namespace] = self._asked.get(namespace, 0) + 1
         async with _lock(self._reading, namespace):
-            state = self._namespaces.get(namespace) or _Namespace()
+            state = self._namespaces.get(namespace)
+            if state is not None and self._read_for.get(namespace, 0) >= ticket:
+                return state   # a read that began after this call ended meanwhile: many loads, one read
+            covers = self._asked[namespace]
+            state = state or _Namespace()
             before = dict(state.policies)
             try:
                 ledger = await self._source(namespace, state)
@@ -137,6 +145,7 @@ class TopicPolicies:
                         state.policies[key] = policies
                 state.read_to = position
             self._namespaces[namespace] = state
+            self._read_for[namespace] = covers
         changed = {key for key in before.keys() | state.policies.keys() if before.get(key) != state.policies.get(key)}
         for key in sorted(changed):
             for listener in self._listeners:

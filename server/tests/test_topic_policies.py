@@ -5,6 +5,7 @@ from its position when it becomes the writer, and a deleted log leaves no polici
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from managed_ledger.config import StorageConfig
@@ -35,8 +36,10 @@ class Logs:
         self.factory = factory
         self.served_here = served_here
         self.topic: LogTopic | None = None
+        self.reads = 0
 
     async def change_events(self, namespace: str, create: bool) -> LogTopic | None:
+        self.reads += 1
         if not self.served_here:
             return None
         if self.topic is None:
@@ -90,5 +93,24 @@ async def test_changes_are_read_where_the_log_is_not_served_and_reach_it_when_ma
         heard.clear()
         await reader.catch_up(NAMESPACE)
         assert await reader.get(TOPIC) == {} and heard == [TOPIC]
+    finally:
+        await factory.close()
+
+
+async def test_concurrent_catch_ups_share_reads(tmp_path: Path) -> None:
+    """Topics of a namespace loading together (a broker taking bundles over) each need the
+    events as of their call: one read begun after all of them serves them all."""
+    factory = await open_factory(StorageConfig(tmp_path))
+    try:
+        owner, logs = TopicPolicies(Logs(factory, served_here=True)), Logs(factory, served_here=False)
+        reader = TopicPolicies(logs)
+        await owner.update(TOPIC, messageTTLInSeconds=60)
+        await reader.catch_up(NAMESPACE)
+        await owner.update(TOPIC, maxProducerPerTopic=2)
+        logs.reads = 0
+        states = await asyncio.gather(*[reader.catch_up(NAMESPACE) for _ in range(20)])
+        assert logs.reads == 2   # the first caller's read, then one for the 19 that came meanwhile
+        assert all(state.policies[str(TOPIC)] == {"messageTTLInSeconds": 60, "maxProducerPerTopic": 2}
+                   for state in states)
     finally:
         await factory.close()
