@@ -169,7 +169,7 @@ class BrokerService:
         if creation is not Creation.SYSTEM and is_system_topic(name) and not await self._exists(name):
             raise NotAllowed("Cannot create topic in system topic format!")
         if not is_system_topic(name):   # policies changed through other brokers up to now
-            await self.topic_policies.catch_up(name.namespace)
+            await self.topic_policies.catch_up_if_readable(name.namespace)
         view = await self.applied.of(name)
         if not name.persistent:
             log.info("created non-persistent topic %s", name)
@@ -205,7 +205,8 @@ class BrokerService:
         return topic
 
     async def change_events_view(self, namespace: str) -> ReadOnlyLedger | None:
-        """A read-only view of the `__change_events` ledger another broker writes (cluster)."""
+        """A read-only view of the `__change_events` ledger (the broker serving it writes it);
+        None when it does not exist."""
         return await self.storage.open_read_only(str(change_events_topic(namespace)))
 
     def _topic_policies_changed(self, parent: TopicName) -> None:

@@ -120,6 +120,17 @@ class TopicPolicies:
     def known_namespaces(self) -> list[str]:
         return list(self._namespaces)
 
+    async def catch_up_if_readable(self, namespace: str) -> None:
+        """catch_up, for a topic loading: when the events cannot be read now but were before,
+        it goes with what was read (as it would have between two reads); never read:
+        PersistenceError."""
+        try:
+            await self.catch_up(namespace)
+        except PersistenceError as exc:
+            if namespace not in self._namespaces:
+                raise
+            _repeats.warning(type(exc), "%s; going on with the topic policies read before", exc)
+
     async def catch_up(self, namespace: str) -> _Namespace:
         """Read the namespace's events appended since the last read (all of them the first
         time); PersistenceError when they cannot be read."""

@@ -8,8 +8,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from managed_ledger.config import StorageConfig
+from managed_ledger.errors import ManagedLedgerStorageError
 from managed_ledger.factory import open_factory
+from server.errors import PersistenceError
 from server.policies.change_events import change_events_topic
 from server.policies.topic_policies import TopicPolicies
 from server.topics.topic_name import TopicName
@@ -37,6 +41,7 @@ class Logs:
         self.served_here = served_here
         self.topic: LogTopic | None = None
         self.reads = 0
+        self.broken = False
 
     async def change_events(self, namespace: str, create: bool) -> LogTopic | None:
         self.reads += 1
@@ -49,7 +54,26 @@ class Logs:
         return self.topic
 
     async def change_events_view(self, namespace: str):
-        return await self.factory.open_read_only(LOG)
+        if self.broken:
+            raise ManagedLedgerStorageError("bookies away")
+        view = await self.factory.open_read_only(LOG)
+        return None if view is None else BreakableView(view, self)
+
+
+class BreakableView:
+    """A read-only view whose storage fails while its logs say `broken`."""
+
+    def __init__(self, view, logs: Logs) -> None:
+        self._view = view
+        self._logs = logs
+
+    async def refresh(self) -> bool:
+        if self._logs.broken:
+            raise ManagedLedgerStorageError("bookies away")
+        return await self._view.refresh()
+
+    def __getattr__(self, name: str):
+        return getattr(self._view, name)
 
 
 class ForwardTo:
@@ -112,5 +136,27 @@ async def test_concurrent_catch_ups_share_reads(tmp_path: Path) -> None:
         assert logs.reads == 2   # the first caller's read, then one for the 19 that came meanwhile
         assert all(state.policies[str(TOPIC)] == {"messageTTLInSeconds": 60, "maxProducerPerTopic": 2}
                    for state in states)
+    finally:
+        await factory.close()
+
+
+async def test_a_topic_loads_with_the_policies_read_before_while_the_log_cannot_be_read(tmp_path: Path) -> None:
+    factory = await open_factory(StorageConfig(tmp_path))
+    try:
+        owner, logs = TopicPolicies(Logs(factory, served_here=True)), Logs(factory, served_here=False)
+        reader = TopicPolicies(logs)
+        await owner.update(TOPIC, messageTTLInSeconds=60)
+        await reader.catch_up(NAMESPACE)
+        logs.broken = True
+        with pytest.raises(PersistenceError):
+            await reader.catch_up(NAMESPACE)
+        await reader.catch_up_if_readable(NAMESPACE)
+        assert await reader.get(TOPIC) == {"messageTTLInSeconds": 60}
+        reader.forget(NAMESPACE)   # never read: nothing to go on with
+        with pytest.raises(PersistenceError):
+            await reader.catch_up_if_readable(NAMESPACE)
+        logs.broken = False
+        await reader.catch_up_if_readable(NAMESPACE)
+        assert await reader.get(TOPIC) == {"messageTTLInSeconds": 60}
     finally:
         await factory.close()
