@@ -50,6 +50,11 @@ class WriteHandle(ReadHandle, Protocol):
         called once for the whole run, straight from the group completion (raises at once
         when the ledger refuses adds)."""
 
+    async def write_lac(self) -> None:
+        """Send the last-add-confirmed to the bookies now (an explicit LAC), so that readers in
+        other processes see every entry confirmed so far: an open ledger's last entry is
+        otherwise only confirmed to them by the next add. Best effort: never raises."""
+
     async def close(self) -> None:
         """Wait for queued adds, then seal the ledger with its last entry in the metadata."""
 

@@ -116,6 +116,9 @@ class LedgerWriter(LedgerReader):
         self._bookie.add_entries(self.ledger_id, self._next_entry_id, entries, on_done)
         self._next_entry_id += len(entries)
 
+    async def write_lac(self) -> None:
+        """Nothing to send: readers of this bookie see every entry it holds."""
+
     async def close(self) -> None:
         if self._closing:
             return

@@ -13,7 +13,10 @@ from bookkeeper.interfaces import LedgerClient, ReadHandle
 
 from .entry_cache import EntryCache
 from .errors import LedgerMissingError, ManagedLedgerStorageError, NonRecoverableEntryError
+from .ledger_list import LedgerList
 from .position import Entry, Position
+
+ReadRange = Callable[[int, int, int], Awaitable[list[Entry]]]
 
 
 class EntryReader:
@@ -85,3 +88,23 @@ async def last_index_holding(count: int, holds: Callable[[int], Awaitable[bool]]
         else:
             high = middle - 1
     return low
+
+
+async def read_across(ledgers: LedgerList, last_confirmed: Position, read_range: ReadRange, start: Position,
+                      max_entries: int) -> list[Entry]:
+    """Up to max_entries entries from start (inclusive) to last_confirmed, crossing ledgers;
+    read_range(ledger, first, last) reads one ledger's run (stopping before an unreadable
+    entry, where this read stops too)."""
+    position = ledgers.normalize(start)
+    entries: list[Entry] = []
+    while len(entries) < max_entries and position <= last_confirmed:
+        info = ledgers.get(position.ledger_id)
+        if info is None:
+            break
+        last = min(info.entries - 1, position.entry_id + max_entries - len(entries) - 1)
+        run = await read_range(position.ledger_id, position.entry_id, last)
+        entries.extend(run)
+        if len(run) <= last - position.entry_id:
+            break   # stopped before an unreadable entry
+        position = ledgers.next_position(Position(position.ledger_id, last))
+    return entries

@@ -34,6 +34,7 @@ from .errors import ManagedLedgerClosedError
 from .interfaces import MetadataStore
 from .ledger_tags import LedgerTags, storage_id
 from .managed_ledger import ManagedLedgerImpl
+from .read_only import ReadOnlyManagedLedger
 from .cursor_store import CursorStore
 from .metadata import (MANAGED_LEDGERS_PATH, ManagedLedgerMetadata, cursor_path, decode_name,
                        managed_ledger_path)
@@ -179,6 +180,13 @@ class ManagedLedgerFactoryImpl:
         from .orphan_ledgers import delete_orphan_ledgers   # cluster mode only: kazoo
         return await delete_orphan_ledgers(self.metadata_store, self.bookkeeper, self.tags,  # type: ignore[arg-type]
                                            self.config.orphan_ledger_min_age_minutes * 60)
+
+    async def open_read_only(self, name: str) -> ReadOnlyManagedLedger | None:
+        view = ReadOnlyManagedLedger(name, self.metadata_store, self.bookkeeper, self.entry_cache)
+        return view if await view.refresh() else None
+
+    async def ledger_exists(self, name: str) -> bool:
+        return await self.metadata_store.get(managed_ledger_path(name)) is not None
 
     async def list_ledgers(self) -> list[str]:
         return sorted(decode_name(c) for c in await self.metadata_store.children(MANAGED_LEDGERS_PATH))

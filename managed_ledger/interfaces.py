@@ -136,6 +136,10 @@ class ManagedLedger(Protocol):
         """add_entry without a coroutine (no task per entry on the SEND path): the future
         resolves once the entry is on disk. Appends complete in call order."""
 
+    async def send_last_confirmed(self) -> None:
+        """Show every entry added so far to read-only views in other processes now (see
+        ReadOnlyLedger); otherwise they see the last one only once a later add confirms it."""
+
     def append_run(self, entries: list[bytes],
                    on_done: Callable[[Position | None, BaseException | None], None]) -> None:
         """append without a future, for consecutive entries stored in one ledger:
@@ -190,6 +194,26 @@ class ManagedLedger(Protocol):
     async def close(self) -> None: ...
 
 
+class ReadOnlyLedger(Protocol):
+    """A managed ledger another broker writes, as far as it has confirmed its entries
+    (read_only.py): never fenced by reading it."""
+
+    name: str
+
+    async def refresh(self) -> bool:
+        """Catch up with the writer; False once the managed ledger does not exist."""
+
+    @property
+    def last_confirmed_entry(self) -> Position:
+        """As of the last refresh()."""
+
+    def first_position(self) -> Position: ...
+
+    def next_position(self, position: Position) -> Position: ...
+
+    async def read_entries(self, start: Position, max_entries: int) -> list[Entry]: ...
+
+
 class MetadataStore(Protocol):
     """Versioned key/value tree (paths like /a/b): local by default, ZooKeeper in a cluster."""
 
@@ -213,6 +237,11 @@ class ManagedLedgerFactory(Protocol):
 
     async def open_ledger(self, name: str) -> ManagedLedger:
         """Open or create; the same instance while it stays open."""
+
+    async def open_read_only(self, name: str) -> ReadOnlyLedger | None:
+        """A read-only view of a managed ledger, caught up now; None when it does not exist."""
+
+    async def ledger_exists(self, name: str) -> bool: ...
 
     async def list_ledgers(self) -> list[str]: ...
 

@@ -36,7 +36,7 @@ from .config import StorageConfig
 from .cursor import ManagedCursorImpl
 from .cursor_registry import CursorRegistry
 from .entry_cache import EntryCache
-from .entry_reader import EntryReader, last_index_holding
+from .entry_reader import EntryReader, last_index_holding, read_across
 from .errors import (ManagedLedgerClosedError, ManagedLedgerFencedError, ManagedLedgerStorageError,
                      ManagedLedgerTerminatedError, MetadataStoreError)
 from .interfaces import MetadataStore
@@ -379,6 +379,13 @@ class ManagedLedgerImpl:
             logger.warning("managed ledger %s: sealing ledger %d failed: %s",
                            self.name, writer.ledger_id, exc)
 
+    async def send_last_confirmed(self) -> None:
+        """Show every entry added so far to read-only views in other processes now (an explicit
+        LAC to the bookies): they see an open ledger's last entry only once a later add, or
+        bookkeeperExplicitLacIntervalInMills of idleness, confirms it to them."""
+        if self._writer is not None and self._state is ManagedLedgerState.WRITING:
+            await self._writer.write_lac()
+
     # ---- termination ---------------------------------------------------------------------
 
     async def terminate(self) -> Position:
@@ -414,20 +421,7 @@ class ManagedLedgerImpl:
         return entries[0]
 
     async def read_entries(self, start: Position, max_entries: int) -> list[Entry]:
-        ledgers = self.ledger_list
-        position = ledgers.normalize(start)
-        entries: list[Entry] = []
-        while len(entries) < max_entries and position <= self._last_confirmed:
-            info = ledgers.get(position.ledger_id)
-            if info is None:
-                break
-            last = min(info.entries - 1, position.entry_id + max_entries - len(entries) - 1)
-            run = await self.read_ledger_range(position.ledger_id, position.entry_id, last)
-            entries.extend(run)
-            if len(run) <= last - position.entry_id:
-                break   # stopped before an unreadable entry
-            position = ledgers.next_position(Position(position.ledger_id, last))
-        return entries
+        return await read_across(self.ledger_list, self._last_confirmed, self.read_ledger_range, start, max_entries)
 
     async def read_ledger_range(self, ledger_id: int, first: int, last: int) -> list[Entry]:
         """Entries first..last of one ledger: from the cache while it has them, then disk;

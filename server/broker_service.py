@@ -12,7 +12,7 @@ from urllib.parse import quote, unquote
 
 from log_limits.repeats import RepeatLimitedLog
 from managed_ledger.errors import ManagedLedgerStorageError, MetadataBadVersionError
-from managed_ledger.interfaces import ManagedLedgerFactory
+from managed_ledger.interfaces import ManagedLedgerFactory, ReadOnlyLedger
 
 from .config import BrokerConfig
 from .connection.advertised_listeners import AdvertisedListeners
@@ -31,7 +31,7 @@ from .policies.namespace_policies import POLICIES_ROOT, NamespacePolicies
 from .security.authentication import Authentication
 from .security.authorization import Authorization
 from .policies.retention import RetentionMonitor
-from .policies.topic_policies import TopicPolicies
+from .policies.topic_policies import TopicPolicies, TopicPoliciesWatch
 from .topics.non_persistent_topic import NonPersistentTopic
 from .topics.schema_compatibility import Strategy
 from .topics.schema_registry import SchemaRegistry
@@ -99,7 +99,8 @@ class BrokerService:
         self._generation = 0
         self.backlog_quotas = BacklogQuotas(self)
         self._chores = [RetentionMonitor(self), MessageExpiryMonitor(self), self.backlog_quotas.monitor,
-                        CompactionMonitor(self), InactiveTopicMonitor(self), NamespacePoliciesWatch(self)]
+                        CompactionMonitor(self), InactiveTopicMonitor(self), NamespacePoliciesWatch(self),
+                        TopicPoliciesWatch(self.topic_policies, lambda: {t.namespace for t in self.loaded_topic_names()})]
 
     async def start(self) -> None:
         """Count this start, so generated producer names never repeat one of an earlier run
@@ -168,6 +169,8 @@ class BrokerService:
             raise TopicNotFound(f"Topic {name} does not exist")
         if creation is not Creation.SYSTEM and is_system_topic(name) and not await self._exists(name):
             raise NotAllowed("Cannot create topic in system topic format!")
+        if not is_system_topic(name):   # policies changed through other brokers up to now
+            await self.topic_policies.catch_up_if_readable(name.namespace)
         view = await self.applied.of(name)
         if not name.persistent:
             log.info("created non-persistent topic %s", name)
@@ -190,21 +193,22 @@ class BrokerService:
         return topic
 
     async def change_events(self, namespace: str, create: bool) -> Topic | None:
-        """The namespace's `__change_events` topic (topic policies), loaded; None when it does
-        not exist and create is False."""
+        """The namespace's `__change_events` topic (topic policies), loaded, when this broker
+        serves it; None when another broker does, or when it does not exist and create is False."""
         name = change_events_topic(namespace)
-        if not create and not await self._exists(name):
+        if not self._serves(name) or (not create and str(name) not in self._topics and not await self._exists(name)):
             return None
         try:
             topic = await self._get_or_load(name, Creation.SYSTEM)
-        except ServiceNotReady:   # cluster mode: another broker owns it
-            if create:
-                raise
-            _repeats.warning(str(name), "topic policies of %s are not read here: %s is served by another broker",
-                             namespace, name)
+        except ServiceNotReady:   # its bundle went to another broker meanwhile
             return None
         assert isinstance(topic, Topic)
         return topic
+
+    async def change_events_view(self, namespace: str) -> ReadOnlyLedger | None:
+        """A read-only view of the `__change_events` ledger (the broker serving it writes it);
+        None when it does not exist."""
+        return await self.storage.open_read_only(str(change_events_topic(namespace)))
 
     def _topic_policies_changed(self, parent: TopicName) -> None:
         self._refresh_policies(t for t in self._loaded() if str(t.name.partitioned_parent) == str(parent))
@@ -225,9 +229,16 @@ class BrokerService:
         if self.served is not None and not is_heartbeat_namespace(self.config, name.namespace):
             self.served.check_serves(name)
 
+    def _serves(self, name: TopicName) -> bool:
+        try:
+            self._check_served(name)
+        except ServiceNotReady:
+            return False
+        return True
+
     async def _exists(self, name: TopicName) -> bool:
         """A stored ledger, a partition of a partitioned topic, or a live non-persistent topic."""
-        if name.persistent and str(name) in await self.storage.list_ledgers():
+        if name.persistent and await self.storage.ledger_exists(str(name)):
             return True
         if not name.persistent and any(str(t.name) == str(name) for t in self.non_persistent_topics):
             return True

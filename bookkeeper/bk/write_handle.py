@@ -16,6 +16,7 @@ Explicit LAC (client explicit_lac_interval_s > 0): the LAC reaches bookies only 
 so a reader elsewhere never sees the last entry before the writer goes idle. Once no add was
 sent for that long and the LAC passed the one the last add carried, it is sent alone
 (WRITE_LAC) to the last ensemble, best effort, as BookKeeper's ExplicitLacFlushPolicy does.
+write_lac() sends it at once, for a writer whose every entry must be visible elsewhere.
 """
 
 from __future__ import annotations
@@ -262,13 +263,32 @@ class LedgerWriteHandle:
         if loop.time() < idle_at:   # adds went out since: wait until they stop
             self._lac_timer = loop.call_at(idle_at, self._flush_lac)
             return
+        self._send_lac()
+
+    async def write_lac(self) -> None:
+        """WriteHandle.write_lac: returns once Qa bookies stored it (or every one answered).
+        Sent even when an add or the idle flush carried it already: that one may still be on
+        its way."""
+        if self._closing or self._error is not None or self._lac < 0:
+            return
+        pending = set(self._send_lac())
+        stored = 0
+        while pending and stored < self._metadata.ack_quorum:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            stored += sum(1 for reply in done if not reply.cancelled() and reply.exception() is None
+                          and reply.result().status == Status.EOK)
+
+    def _send_lac(self) -> list[asyncio.Future[Response]]:
         self._sent_lac = self._lac
         body = package_lac(self._ledger_id, self._lac)
+        replies = []
         for bookie in self._metadata.last_ensemble:
             connection = self._client.pool.connected(bookie)   # not connected now: skipped
             if connection is not None:
                 reply = connection.write_lac(self._ledger_id, self._lac, self._client.master_key, body)
                 reply.add_done_callback(lambda r, b=bookie: self._on_lac_reply(b, r))
+                replies.append(reply)
+        return replies
 
     def _on_lac_reply(self, bookie: str, reply: asyncio.Future[Response]) -> None:
         """Best effort: a reader falls back on the piggybacked LAC; a bad bookie shows in adds."""

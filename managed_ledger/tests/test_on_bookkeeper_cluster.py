@@ -134,6 +134,40 @@ async def test_acks_flushed_to_the_cursor_ledger_survive_losing_the_metadata_sto
     await factory.bookkeeper.store.close()
 
 
+async def test_a_read_only_view_in_another_broker_sees_each_entry_shown_and_never_fences(cluster, tmp_path: Path) -> None:
+    """Writer and reader in two factories (two brokers): the view sees the writer's last entry
+    once send_last_confirmed() showed it (not before: nothing later confirms it), the writer goes
+    on writing to the ledger the view opened, and after the writer dies the view still reads
+    what was shown; the next writer's recovery keeps the view's positions."""
+    chroot = uuid.uuid4().hex
+    writer_config = cluster_config(cluster, tmp_path / "writer", chroot, **KEEP_ALL)
+    factory = await open_factory(writer_config)
+    ledger = await factory.open_ledger(TOPIC)
+    async with open_cluster_storage(cluster_config(cluster, tmp_path / "reader", chroot)) as reader:
+        view = await reader.open_read_only(TOPIC)
+        positions = [await ledger.add_entry(b"m%d" % i) for i in range(3)]
+        await view.refresh()
+        assert view.last_confirmed_entry == positions[1]   # the last one is not confirmed to readers yet
+        await ledger.send_last_confirmed()
+        await view.refresh()
+        assert view.last_confirmed_entry == positions[2]
+        assert [bytes(e.data) for e in await view.read_entries(view.first_position(), 10)] == [b"m0", b"m1", b"m2"]
+        positions.append(await ledger.add_entry(b"m3"))   # not fenced by the view
+        await ledger.send_last_confirmed()
+        await factory.bookkeeper.pool.close()   # the writer dies, its ledger left open
+        await factory.metadata_store.close()
+        factory._lock.release()
+        await view.refresh()
+        assert [bytes(e.data) for e in await view.read_entries(view.next_position(positions[2]), 10)] == [b"m3"]
+        async with open_cluster_storage(cluster_config(cluster, tmp_path / "next", chroot)) as successor:
+            successor_ledger = await successor.open_ledger(TOPIC)   # recovers, then a new ledger
+            await successor_ledger.add_entry(b"m4")
+            await successor_ledger.send_last_confirmed()
+            await view.refresh()
+            assert [bytes(e.data) for e in await view.read_entries(view.next_position(positions[3]), 10)] == [b"m4"]
+    await factory.bookkeeper.store.close()
+
+
 async def test_written_ledgers_carry_the_configured_quorums(cluster, tmp_path: Path) -> None:
     config = replace(cluster_config(cluster, tmp_path, uuid.uuid4().hex),
                      ensemble_size=3, write_quorum=2, ack_quorum=2)

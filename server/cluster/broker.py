@@ -36,6 +36,7 @@ from .cluster_lookup import ClusterLookup
 from .load_actions import AdminActions
 from .load_routes import broker_stats_routes, leader_routes, split_routes
 from .ownership import Ownership
+from .policy_events import ForwardedEvents, policy_event_routes
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,7 @@ async def run_broker(config: BrokerConfig) -> None:
     load_manager = LoadManager(store, balancing, AdminActions(me.http_url, bundles))
     leader = LeaderElection(store, me.broker_id, me.http_url, load_manager.leadership_changed)
     lookup = broker.lookup = ClusterLookup(broker, ownership, registry, leader, load_manager)
+    broker.topic_policies.forwarder = ForwardedEvents(me.http_url)
     await broker.start()
     orphans = PeriodicTask("orphan ledger cleaner", config.storage.orphan_ledger_check_interval_minutes * 60,
                            storage.delete_orphan_ledgers)
@@ -87,7 +89,8 @@ async def run_broker(config: BrokerConfig) -> None:
                    partition_fan_out(broker, registry.me)]
     routes = [*leader_routes(leader), *split_routes(broker, ownership, lookup, balancing.default_split_algorithm),
               *broker_stats_routes(lambda: registry.local_broker_data(reporter.current()), stats, window_s),
-              *bundle_routes(ownership), *broker_routes(ownership, registry, config.cluster_name)]
+              *bundle_routes(ownership), *broker_routes(ownership, registry, config.cluster_name),
+              *policy_event_routes(broker.topic_policies, lookup)]
     web = await start_web(broker, resources, [(web_socket, None)], middlewares, routes)
     await registry.register()
     await reporter.write_now()

@@ -7,10 +7,13 @@ is absent it applies the broker's configuration. Nothing else reads raw policy d
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
-from managed_ledger.errors import MetadataSessionLostError
+from log_limits.repeats import RepeatLimitedLog
+from managed_ledger.errors import MetadataStoreError
 from server.config import BrokerConfig
+from server.errors import BrokerError
 from server.topics.topic_name import TopicName
 
 from .catalog import applied_view
@@ -20,6 +23,9 @@ from .namespace_policies import DEDUPLICATION_ENABLED, NamespacePolicies
 from .periodic import PeriodicTask
 from .retention import RETENTION_POLICIES, retention_of
 from .topic_policies import TopicPolicies
+
+log = logging.getLogger(__name__)
+_repeats = RepeatLimitedLog(log)
 
 if TYPE_CHECKING:
     from server.topics.non_persistent_topic import NonPersistentTopic
@@ -76,11 +82,14 @@ class NamespacePoliciesWatch(PeriodicTask):
             del self._seen[namespace]
         for namespace, topics in by_namespace.items():
             try:
-                stamp = await self._broker.policies.stamp(namespace)
-            except MetadataSessionLostError:   # the store logs the outage; look again next round
-                return
-            if namespace in self._seen and self._seen[namespace] == stamp:
-                continue
-            self._seen[namespace] = stamp
-            for topic in topics:
-                await self._broker.refresh_policies(topic)
+                await self._check(namespace, topics)
+            except (MetadataStoreError, BrokerError) as exc:   # ZooKeeper away: the next round reads again
+                _repeats.warning(type(exc), "policies of %s not read: %s", namespace, exc)
+
+    async def _check(self, namespace: str, topics: list) -> None:
+        stamp = await self._broker.policies.stamp(namespace)
+        if namespace in self._seen and self._seen[namespace] == stamp:
+            return
+        self._seen[namespace] = stamp
+        for topic in topics:
+            await self._broker.refresh_policies(topic)

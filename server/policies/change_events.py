@@ -5,7 +5,9 @@ PulsarEvent shape {eventType: TOPIC_POLICY, action, topicPoliciesEvent: {domain,
 namespace, topic, policies}} as JSON (Pulsar writes the same record in Avro). The newest event
 of a key is the topic's policies; a DELETE event removes them. The events are appended to the
 topic's managed ledger like any message, so they are durable before the change is answered,
-survive restarts and kill -9, and are read back by replaying the log.
+survive restarts and kill -9, and are read back by replaying the log: from the topic's own
+ledger by the broker serving it, from a read-only view of that ledger by any other broker of a
+cluster (each appended event is shown to such views at once, before the change is answered).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import time
 from typing import Any, Callable, Protocol
 
 from managed_ledger.interfaces import ManagedLedger
-from managed_ledger.position import Position
+from managed_ledger.position import Entry, Position
 from protocol import pulsar_api_pb2 as pb
 from protocol.entry import make_entry, payload_of
 from server.topics.topic_name import TopicName
@@ -29,6 +31,22 @@ SYSTEM_TOPIC_NAMES = (CHANGE_EVENTS, "__transaction_buffer_snapshot", "__transac
 SYSTEM_TOPIC_SUFFIXES = ("__transaction_pending_ack",)
 WRITER_NAME = "pulsard-topic-policies"
 _READ_BATCH = 256
+
+#: (topic key, its policies or None when removed)
+Event = tuple[str, dict[str, Any] | None]
+
+
+class EventLedger(Protocol):
+    """Where events are read: the topic's managed ledger, or a read-only view of it."""
+
+    @property
+    def last_confirmed_entry(self) -> Position: ...
+
+    def first_position(self) -> Position: ...
+
+    def next_position(self, position: Position) -> Position: ...
+
+    async def read_entries(self, start: Position, max_entries: int) -> list[Entry]: ...
 
 
 class EventTopic(Protocol):
@@ -65,7 +83,7 @@ def encode_event(topic: TopicName, policies: dict[str, Any] | None) -> bytes:
     return json.dumps(event, sort_keys=True).encode()
 
 
-def decode_event(payload: bytes) -> tuple[str, dict[str, Any] | None] | None:
+def decode_event(payload: bytes) -> Event | None:
     """(topic key, its policies or None when removed); None for an event of another kind."""
     try:
         event = json.loads(payload)
@@ -80,31 +98,25 @@ def decode_event(payload: bytes) -> tuple[str, dict[str, Any] | None] | None:
     return str(topic), None if removed else policies
 
 
-async def replay(topic: EventTopic) -> dict[str, dict[str, Any]]:
-    """Every topic's policies as the log holds them now (the newest event of each key)."""
-    ledger, policies = topic.ledger, {}
-    position = ledger.first_position()
+async def read_events(ledger: EventLedger, after: Position | None) -> list[tuple[Position, Event | None]]:
+    """The events after position `after` (from the first one when None) up to the last
+    confirmed entry, each with its position; None for an entry that is no topic-policy event."""
+    position = ledger.first_position() if after is None else ledger.next_position(after)
+    events: list[tuple[Position, Event | None]] = []
     while position <= ledger.last_confirmed_entry:
         entries = await ledger.read_entries(position, _READ_BATCH)
         if not entries:
             break
-        for entry in entries:
-            decoded = decode_event(bytes(payload_of(entry.data)))
-            if decoded is not None:
-                key, value = decoded
-                if value is None:
-                    policies.pop(key, None)
-                else:
-                    policies[key] = value
+        events.extend((entry.position, decode_event(bytes(payload_of(entry.data)))) for entry in entries)
         position = ledger.next_position(entries[-1].position)
-    return policies
+    return events
 
 
 _sequence = itertools.count()
 
 
 async def append(topic: EventTopic, key: str, payload: bytes) -> None:
-    """Append one event; returns once it is durable."""
+    """Append one event; returns once it is durable and shown to read-only views."""
     metadata = pb.MessageMetadata(producer_name=WRITER_NAME, sequence_id=next(_sequence),
                                   publish_time=int(time.time() * 1000), partition_key=key)
     done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -115,4 +127,5 @@ async def append(topic: EventTopic, key: str, payload: bytes) -> None:
 
     topic.publish([make_entry(metadata, payload)], 1, on_done)
     await done
+    await topic.ledger.send_last_confirmed()
 
