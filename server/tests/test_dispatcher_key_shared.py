@@ -10,6 +10,7 @@ from protocol import pulsar_api_pb2 as pb
 from protocol.entry import make_entry
 from server.config import BrokerConfig
 from server.topics.stats import TopicStats
+from server.topics.topic_name import TopicName
 from server.topics.subscriptions.consumer import Consumer
 from server.topics.subscriptions.dispatcher import ReadLimits
 from server.topics.subscriptions.dispatcher_key_shared import (KeySharedDispatcher, LookAheadLimits,
@@ -71,10 +72,13 @@ class FakeTopic:
     ledger: MemoryCursor
     stats: TopicStats = field(default_factory=TopicStats)
     broker: FakeBroker = field(default_factory=FakeBroker)
+    name: TopicName = TopicName.parse("persistent://public/default/fake")
+    policies: dict = field(default_factory=dict)
 
 
 class FakeSubscription:
     name = "sub"
+    durable = True
 
     def __init__(self, cursor: MemoryCursor) -> None:
         self.cursor = cursor

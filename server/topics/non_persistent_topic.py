@@ -16,6 +16,7 @@ from managed_ledger.position import Entry, Position
 from protocol import pulsar_api_pb2 as pb
 from protocol.entry import read_metadata
 from server.errors import ConsumerBusy, NotAllowed
+from server.policies.topic_limits import check_consumer_room, check_subscription_room
 
 from .producer_access import ProducerAccess
 from .stats import TopicStats
@@ -162,6 +163,9 @@ class NonPersistentSubscription:
                 f"Subscription {self.name} is of type {SubType.Name(self.sub_type)}, "
                 f"not {SubType.Name(consumer.sub_type)}"
             )
+        taken = len(self.selector.consumers)
+        if not (taken and self.sub_type == pb.CommandSubscribe.Exclusive):   # refused below, as Pulsar words it
+            check_subscription_room(self.topic, taken)
         self.selector.add(consumer)
 
     def remove_consumer(self, consumer: Consumer, resetting: bool = False) -> None:
@@ -240,6 +244,7 @@ class NonPersistentTopic(TopicBase):
         subscription = self.subscriptions.get(command.subscription)
         if subscription is None:
             subscription = NonPersistentSubscription(self, command.subscription, command)
+        check_consumer_room(self)
         consumer = self.new_consumer(connection, command, subscription)
         subscription.add_consumer(consumer)
         self.subscriptions[command.subscription] = subscription

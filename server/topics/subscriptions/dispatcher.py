@@ -23,6 +23,7 @@ from managed_ledger.position import Entry, Position
 from protocol import pulsar_api_pb2 as pb
 from protocol.entry import read_metadata
 from protocol.errors import ProtocolError
+from server.policies.topic_limits import check_subscription_room
 
 from .delayed_delivery import DelayedDeliveryTracker
 from .read_backoff import BackoffTimes, ReadBackoff
@@ -109,6 +110,10 @@ class Dispatcher(ABC):
 
     @abstractmethod
     def _permits_available(self) -> int: ...
+
+    def check_room(self) -> None:
+        """ConsumerBusy when the subscription has its maximum of consumers."""
+        check_subscription_room(self.subscription.topic, len(self.consumers))
 
     # -- the pull loop --------------------------------------------------------------------
 

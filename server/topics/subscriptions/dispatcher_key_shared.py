@@ -100,9 +100,9 @@ class KeySharedDispatcher(SharedDispatcher):
 
     # -- membership ---------------------------------------------------------------------------
 
-    def add_consumer(self, consumer: "Consumer") -> None:
+    def _join(self, consumer: "Consumer") -> None:
         self._selector.add_consumer(consumer)
-        super().add_consumer(consumer)
+        super()._join(consumer)
         self._wake()
 
     def remove_consumer(self, consumer: "Consumer") -> None:

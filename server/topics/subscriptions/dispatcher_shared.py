@@ -33,7 +33,11 @@ class SharedDispatcher(Dispatcher):
             self.delayed = DelayedDeliveryTracker(config.delayed_delivery_tick_time_millis, self._replay_later)
 
     def add_consumer(self, consumer: "Consumer") -> None:
+        self.check_room()
         consumer.max_unacked = self._max_unacked_per_consumer
+        self._join(consumer)
+
+    def _join(self, consumer: "Consumer") -> None:
         self.consumers.append(consumer)
         self.read_more()
 
