@@ -183,7 +183,7 @@ class NonPersistentSubscription:
         self.dispatched(num_messages, len(entry.data))
 
     def flow(self, consumer: Consumer, permits: int) -> None:
-        consumer.permits += permits
+        consumer.flow(permits)
 
     def acknowledge(self, consumer: Consumer, ack: pb.CommandAck) -> None:
         if ack.HasField("txnid_most_bits") or ack.HasField("txnid_least_bits"):

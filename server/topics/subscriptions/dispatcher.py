@@ -118,7 +118,7 @@ class Dispatcher(ABC):
     # -- the pull loop --------------------------------------------------------------------
 
     def flow(self, consumer: "Consumer", permits: int) -> None:
-        consumer.permits += permits
+        consumer.flow(permits)
         self.read_more()
 
     def read_more(self) -> None:
@@ -276,22 +276,26 @@ class Dispatcher(ABC):
         if ack_set is not None:
             count = unacked_in(ack_set)
         consumer.send(entry, count, self.subscription.redelivery_counts.get(entry.position, 0), ack_set)
-        self.unacked_messages += count
+        self._count_unacked(count)
         return count
 
     # -- acknowledgements and taking entries back ------------------------------------------
 
     def acknowledged(self, consumer: "Consumer", positions: Iterable[Position]) -> None:
-        self.unacked_messages -= consumer.acknowledged(positions)
+        self._count_unacked(-consumer.acknowledged(positions))
         self._after_ack(consumer)
 
     def acknowledged_up_to(self, consumer: "Consumer", position: Position) -> None:
-        self.unacked_messages -= consumer.acknowledged_up_to(position)
+        self._count_unacked(-consumer.acknowledged_up_to(position))
         self._after_ack(consumer)
 
     def acknowledged_in_part(self, consumer: "Consumer", position: Position, unacked_in_entry: int) -> None:
-        self.unacked_messages -= consumer.acknowledged_in_part(position, unacked_in_entry)
+        self._count_unacked(-consumer.acknowledged_in_part(position, unacked_in_entry))
         self._after_ack(consumer)
+
+    def _count_unacked(self, change: int) -> None:
+        """Messages sent (positive) or acknowledged and taken back (negative)."""
+        self.unacked_messages += change
 
     def _after_ack(self, consumer: "Consumer") -> None:
         """Hook: a subscription type that blocks on unacknowledged messages resumes here."""
@@ -300,7 +304,7 @@ class Dispatcher(ABC):
         """Take a consumer's unacknowledged entries (all, or those named) back for redelivery."""
         before = consumer.unacked_messages
         taken = consumer.take_pending(positions)
-        self.unacked_messages -= before - consumer.unacked_messages
+        self._count_unacked(consumer.unacked_messages - before)
         return taken
 
     def _give_back(self, entries: list[Entry], replaying: bool) -> None:
