@@ -55,6 +55,8 @@ def test_consumer_is_blocked_at_its_unacked_limit_until_below_half(consumer_limi
     first = receive_n(consumer, LIMIT)
     assert data_of(first) == contents[:LIMIT]
     expect_nothing(consumer)
+    stats = AdminHttp(consumer_limit_broker.web_url).get(f"/admin/v2/persistent/public/default/{topic}/stats")
+    assert stats.json()["subscriptions"]["limited"]["consumers"][0]["blockedConsumerOnUnackedMsgs"] is True
     ack_all(consumer, first[:5])                 # each found 10..6 unacked before it: above half
     expect_nothing(consumer)
     consumer.acknowledge(first[5])               # finds 5 = half: dispatch resumes up to the limit
@@ -94,6 +96,8 @@ def test_subscription_stops_reading_at_its_unacked_limit_until_below_half(subscr
     producer.send(contents[LIMIT])
     for consumer in consumers:
         expect_nothing(consumer)
+    stats = AdminHttp(subscription_limit_broker.web_url).get(f"/admin/v2/persistent/public/default/{topic}/stats")
+    assert stats.json()["subscriptions"]["limited"]["blockedSubscriptionOnUnackedMsgs"] is True
 
     for consumer, msg in held[:5]:               # 5 unacked on the subscription: not below half
         consumer.acknowledge(msg)

@@ -140,6 +140,7 @@ class StickyKeySelector:
 
 class NonPersistentSubscription:
     durable = False
+    blocked_on_unacked = False   # nothing stays unacknowledged
 
     def __init__(self, topic: "NonPersistentTopic", name: str, command: pb.CommandSubscribe) -> None:
         self.topic = topic

@@ -72,10 +72,8 @@ class Consumer:
         self._block_if_at_limit()
 
     def _block_if_at_limit(self) -> None:
-        if self.unacked_limited:
-            limit = self.max_unacked
-            if 0 < limit <= self.unacked_messages:
-                self.blocked_on_unacked = True
+        if 0 < self.max_unacked <= self.unacked_messages:
+            self.blocked_on_unacked = True
 
     @property
     def can_take_messages(self) -> bool:

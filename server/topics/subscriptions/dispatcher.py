@@ -91,6 +91,8 @@ class Dispatcher(ABC):
         self.unacked_messages = 0
         #: Set by subscription types that honour deliver_at_time (Shared, Key_Shared).
         self.delayed: DelayedDeliveryTracker | None = None
+        #: Reads stopped on maxUnackedMessagesPerSubscription (Shared, Key_Shared).
+        self.blocked_on_unacked = False
 
     # -- membership, decided by the subscription type ---------------------------------------
 

@@ -30,7 +30,6 @@ class SharedDispatcher(Dispatcher):
         super().__init__(subscription, limits)
         config = subscription.topic.broker.config
         self._next = 0
-        self._blocked_on_unacked = False
         if config.delayed_delivery_enabled:
             self.delayed = DelayedDeliveryTracker(config.delayed_delivery_tick_time_millis, self._replay_later)
 
@@ -66,12 +65,12 @@ class SharedDispatcher(Dispatcher):
         topic = self.subscription.topic
         limit = unacked_per_subscription(topic.policies, topic.broker.config)
         if limit <= 0:
-            self._blocked_on_unacked = False
+            self.blocked_on_unacked = False
         super()._count_unacked(change)
         if 0 < limit <= self.unacked_messages:
-            self._blocked_on_unacked = True
-        elif self._blocked_on_unacked and self.unacked_messages < limit // 2:
-            self._blocked_on_unacked = False
+            self.blocked_on_unacked = True
+        elif self.blocked_on_unacked and self.unacked_messages < limit // 2:
+            self.blocked_on_unacked = False
 
     def _select_consumer(self) -> "Consumer | None":
         """Round-robin within the best (lowest number) priority level that can take messages."""
@@ -85,6 +84,6 @@ class SharedDispatcher(Dispatcher):
 
     def _permits_available(self) -> int:
         """None while the subscription is blocked on unacknowledged messages: no read starts."""
-        if self._blocked_on_unacked:
+        if self.blocked_on_unacked:
             return 0
         return sum(c.permits for c in self.consumers if c.can_take_messages)
