@@ -11,7 +11,8 @@ the store) and else from the broker's key; 0 or less is no limit. System topics 
 - maxMessageSize (topic level only): a SEND above it is refused with NotAllowed, unless it is a
   chunk or the limit is not below the broker's maxMessageSize (which the frame decoder enforces);
 - unacknowledged messages per consumer / per subscription: read at every change of the counts
-  (server/topics/subscriptions), so a new value applies to connected consumers at once.
+  (server/topics/subscriptions), so a new value reaches connected consumers at their next
+  dispatch, FLOW or acknowledgement.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ SUBSCRIPTION_TYPES = "subscription_types_enabled"
 MAX_MESSAGE_SIZE = "maxMessageSize"
 
 
-class TopicBroker(Protocol):
+class ConfiguredBroker(Protocol):
     config: "BrokerConfig"
 
 
@@ -47,7 +48,7 @@ class LimitedTopic(Protocol):
 
     name: "TopicName"
     policies: dict[str, Any]
-    broker: TopicBroker
+    broker: ConfiguredBroker
     subscriptions: dict
 
     @property

@@ -10,12 +10,12 @@ from protocol import pulsar_api_pb2 as pb
 from protocol.entry import make_entry
 from server.config import BrokerConfig
 from server.topics.stats import TopicStats
-from server.topics.topic_name import TopicName
 from server.topics.subscriptions.consumer import Consumer
 from server.topics.subscriptions.dispatcher import ReadLimits
 from server.topics.subscriptions.dispatcher_key_shared import (KeySharedDispatcher, LookAheadLimits,
                                                                keyed_entry)
 from server.topics.subscriptions.key_shared_selector import AutoSplitSelector, sticky_key_hash
+from server.topics.topic_name import TopicName
 
 LOW = next(f"low-{i}" for i in range(1000) if sticky_key_hash(f"low-{i}".encode()) <= 32768)
 HIGH = next(f"high-{i}" for i in range(1000) if sticky_key_hash(f"high-{i}".encode()) > 32768)
