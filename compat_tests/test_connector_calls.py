@@ -17,7 +17,7 @@ import pulsar
 import pytest
 
 from compat_tests.helpers import receive_n
-from compat_tests.toolchains import ScenarioReport, connector_java_scenarios, run_program
+from compat_tests.toolchains import ScenarioReport, marked_java_scenarios, run_program
 
 JVM_TIMEOUT_S = 240
 ADMIN_RUN_TIMEOUT_S = 120
@@ -40,13 +40,13 @@ def admission_report(admin_java_classpath, small_ledger_broker) -> ScenarioRepor
 
 
 @pytest.mark.timeout(JVM_TIMEOUT_S + 60)
-@pytest.mark.parametrize("scenario", connector_java_scenarios("java"))
+@pytest.mark.parametrize("scenario", marked_java_scenarios("java", "ConnectorScenario"))
 def test_connector_client_calls(scenario, connector_report, broker, partitioned_broker):
     connector_report.assert_passed(scenario)
 
 
 @pytest.mark.timeout(ADMIN_RUN_TIMEOUT_S + 60)
-@pytest.mark.parametrize("scenario", connector_java_scenarios("admin_java"))
+@pytest.mark.parametrize("scenario", marked_java_scenarios("admin_java", "ConnectorScenario"))
 def test_connector_admin_calls(scenario, admission_report, small_ledger_broker):
     admission_report.assert_passed(scenario)
 

@@ -130,9 +130,10 @@ def java_scenarios() -> list[str]:
                   for name in pattern.findall(path.read_text()))
 
 
-def connector_java_scenarios(project: str) -> list[str]:
-    """Names of the @ConnectorScenario methods of compat_tests/<project> (the Spark connector's calls)."""
-    pattern = re.compile(r"@ConnectorScenario\s+public static void (\w+)\(")
+def marked_java_scenarios(project: str, marker: str) -> list[str]:
+    """Names of the methods of compat_tests/<project> carrying this annotation (run by a main of
+    their own: the Spark connector's calls, the topic limits)."""
+    pattern = re.compile(rf"@{marker}\s+public static void (\w+)\(")
     return sorted(name for path in (HERE / project / "src").rglob("*.java")
                   for name in pattern.findall(path.read_text()))
 

@@ -13,7 +13,7 @@ from managed_ledger.config import StorageConfig
 from server.loadbalance.config import LoadBalancerConfig
 from server.security.config import SecurityConfig
 
-from .config_rules import check, known_keys, unknown_key_warning
+from .config_rules import check, known_keys, split_names, unknown_key_warning
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -53,6 +53,14 @@ class BrokerConfig:
         default=1000, metadata=conf_key("brokerDeduplicationEntriesInterval"))
     broker_deduplication_max_number_of_producers: int = field(
         default=10000, metadata=conf_key("brokerDeduplicationMaxNumberOfProducers"))
+    #: 0 = no limit (Pulsar's defaults); namespace and topic policies override them.
+    max_producers_per_topic: int = field(default=0, metadata=conf_key("maxProducersPerTopic"))
+    max_consumers_per_topic: int = field(default=0, metadata=conf_key("maxConsumersPerTopic"))
+    max_consumers_per_subscription: int = field(default=0, metadata=conf_key("maxConsumersPerSubscription"))
+    max_subscriptions_per_topic: int = field(default=0, metadata=conf_key("maxSubscriptionsPerTopic"))
+    #: Comma-separated subscription types a subscribe may use (see enabled_subscription_types).
+    subscription_types_enabled: str = field(
+        default="Exclusive,Shared,Failover,Key_Shared", metadata=conf_key("subscriptionTypesEnabled"))
     max_unacked_messages_per_consumer: int = field(
         default=50000, metadata=conf_key("maxUnackedMessagesPerConsumer"))
     max_unacked_messages_per_subscription: int = field(
@@ -131,6 +139,10 @@ class BrokerConfig:
     def max_frame_size(self) -> int:
         """Pulsar lets a frame exceed maxMessageSize by a 10 KiB padding for the command headers."""
         return self.max_message_size + 10 * 1024
+
+    @property
+    def enabled_subscription_types(self) -> tuple[str, ...]:
+        return split_names(self.subscription_types_enabled)
 
     @property
     def service_url(self) -> str:

@@ -23,6 +23,11 @@ _CHOICES: dict[str, tuple[str, ...]] = {
         "ALWAYS_INCOMPATIBLE", "ALWAYS_COMPATIBLE", "BACKWARD", "FORWARD", "FULL",
         "BACKWARD_TRANSITIVE", "FORWARD_TRANSITIVE", "FULL_TRANSITIVE"),
 }
+#: Keys whose value is a comma-separated set of these names (Pulsar drops unknown names silently,
+#: which for subscriptionTypesEnabled disables the type meant: refused here instead).
+_NAME_SETS: dict[str, tuple[str, ...]] = {
+    "subscriptionTypesEnabled": ("Exclusive", "Shared", "Failover", "Key_Shared"),
+}
 _POSITIVE_KEYS = ("maxMessageSize", "defaultNumPartitions", "keepAliveIntervalSeconds", "dispatcherMaxReadBatchSize",
                   "dispatcherMaxReadSizeBytes", "dispatcherReadFailureBackoffInitialTimeInMs",
                   "dispatcherReadFailureBackoffMaxTimeInMs",
@@ -46,7 +51,16 @@ def _problem(key: str, value: object) -> str:
         return f"{value!r} is not one of {', '.join(_CHOICES[key])}"
     if key in _POSITIVE_KEYS and isinstance(value, (int, float)) and value <= 0:
         return f"{value!r} must be greater than 0"
+    if key in _NAME_SETS and isinstance(value, str):
+        unknown = [name for name in split_names(value) if name not in _NAME_SETS[key]]
+        if unknown:
+            return f"{unknown[0]!r} is not one of {', '.join(_NAME_SETS[key])}"
     return ""
+
+
+def split_names(value: str) -> tuple[str, ...]:
+    """The names of a comma-separated setting, blanks dropped."""
+    return tuple(name for name in (part.strip() for part in value.split(",")) if name)
 
 
 def known_keys(config: object) -> Iterator[str]:

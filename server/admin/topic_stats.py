@@ -66,7 +66,7 @@ def _subscription(sub: Any, persistent: bool, window_s: float) -> dict[str, Any]
         "unackedMessages": sum(c.unacked_messages for c in consumers),
         "type": SubType.Name(sub.sub_type) if sub.sub_type is not None else "Exclusive",
         "isDurable": sub.durable if persistent else False, "isReplicated": False,
-        "blockedSubscriptionOnUnackedMsgs": False,
+        "blockedSubscriptionOnUnackedMsgs": sub.blocked_on_unacked,
         "consumers": [_consumer(c) for c in consumers],
     }
 

@@ -22,6 +22,7 @@ from protocol import pulsar_api_pb2 as pb
 from protocol.codec import Frame, FrameDecoder, ProtocolError, Send, encode_command
 from protocol.commands import negotiate_protocol_version
 from server.errors import BrokerError, MetadataError, NotAllowed, ServiceNotReady, server_error_of
+from server.policies.topic_limits import check_consumer_room, check_producer_room, message_size_limit
 from server.security.authorization import CONSUME, LOOKUP, PRODUCE
 from server.security.client_auth import ClientAuth
 from server.topics.message_id import position_of, seek_position
@@ -312,6 +313,7 @@ class Connection(asyncio.Protocol):
             name = TopicName.parse(request.topic)
             await self.broker.authorization.check(self.auth.role, name, PRODUCE)
             topic = await self.broker.get_topic(name)
+            check_producer_room(topic, on_request=True)
             if request.initial_subscription_name:
                 await topic.create_initial_subscription(request.initial_subscription_name)
             schema_version = None
@@ -370,7 +372,8 @@ class Connection(asyncio.Protocol):
         if producer is None:
             self._on_send_without_producer(send.producer_id)
             return False
-        refusal = refusal_of(send, self.config.max_message_size)
+        broker_max = self.config.max_message_size
+        refusal = refusal_of(send, broker_max, message_size_limit(producer.topic.policies, broker_max))
         if refusal is not None:
             self.write(commands.send_error(send.producer_id, send.sequence_id, *refusal))
             return False
@@ -437,6 +440,7 @@ class Connection(asyncio.Protocol):
         await self.broker.authorization.check(self.auth.role, name, CONSUME, request.subscription,
                                               "Client is not authorized to subscribe")
         topic = await self.broker.get_topic(name)
+        check_consumer_room(topic)
         if request.HasField("schema"):
             await self.broker.schemas.check_for_consumer(name, request.schema, topic.is_idle())
         consumer = await topic.subscribe(self, request)

@@ -8,12 +8,15 @@ from typing import Any, Callable
 from server.config import BrokerConfig
 
 from .backlog_quota import BACKLOG_QUOTA_MAP, SIZE_QUOTA, TIME_QUOTA
-from .catalog import (DEDUPLICATION_ENABLED, DELAYED_DELIVERY, MAX_MESSAGE_SIZE, MAX_UNACKED_PER_CONSUMER,
-                      MAX_UNACKED_PER_SUBSCRIPTION, PERSISTENCE, SCHEMA_COMPATIBILITY_STRATEGY)
+from .catalog import DEDUPLICATION_ENABLED, DELAYED_DELIVERY, PERSISTENCE, SCHEMA_COMPATIBILITY_STRATEGY
 from .compaction_monitor import COMPACTION_THRESHOLD
 from .inactive_topics import INACTIVE_TOPIC_POLICIES
 from .message_expiry import MESSAGE_TTL
+from .policy_values import subscription_types
 from .retention import RETENTION_POLICIES
+from .topic_limits import (MAX_CONSUMERS, MAX_CONSUMERS_PER_SUBSCRIPTION, MAX_MESSAGE_SIZE, MAX_PRODUCERS,
+                           MAX_SUBSCRIPTIONS, MAX_UNACKED_PER_CONSUMER, MAX_UNACKED_PER_SUBSCRIPTION,
+                           SUBSCRIPTION_TYPES)
 
 
 def _backlog_quotas(config: BrokerConfig) -> dict[str, Any]:
@@ -41,6 +44,11 @@ BROKER_DEFAULTS: dict[str, Callable[[BrokerConfig], Any]] = {
     PERSISTENCE: lambda c: {"bookkeeperEnsemble": c.storage.ensemble_size,
                             "bookkeeperWriteQuorum": c.storage.write_quorum,
                             "bookkeeperAckQuorum": c.storage.ack_quorum, "managedLedgerMaxMarkDeleteRate": 0.0},
+    MAX_PRODUCERS: lambda c: c.max_producers_per_topic,
+    MAX_CONSUMERS: lambda c: c.max_consumers_per_topic,
+    MAX_CONSUMERS_PER_SUBSCRIPTION: lambda c: c.max_consumers_per_subscription,
+    MAX_SUBSCRIPTIONS: lambda c: c.max_subscriptions_per_topic,
+    SUBSCRIPTION_TYPES: lambda c: subscription_types(list(c.enabled_subscription_types)),   # in enum order
     MAX_UNACKED_PER_CONSUMER: lambda c: c.max_unacked_messages_per_consumer,
     MAX_UNACKED_PER_SUBSCRIPTION: lambda c: c.max_unacked_messages_per_subscription,
     DELAYED_DELIVERY: lambda c: {"active": c.delayed_delivery_enabled, "tickTime": c.delayed_delivery_tick_time_millis,

@@ -27,6 +27,9 @@ from .message_expiry import MESSAGE_TTL
 from .namespace_policies import (ALLOW_AUTO_UPDATE_SCHEMA, AUTO_SUBSCRIPTION_CREATION, DEDUPLICATION_ENABLED,
                                  SCHEMA_COMPATIBILITY_STRATEGY)
 from .retention import RETENTION_POLICIES
+from .topic_limits import (MAX_CONSUMERS, MAX_CONSUMERS_PER_SUBSCRIPTION, MAX_MESSAGE_SIZE, MAX_PRODUCERS,
+                           MAX_SUBSCRIPTIONS, MAX_UNACKED_PER_CONSUMER, MAX_UNACKED_PER_SUBSCRIPTION,
+                           SUBSCRIPTION_TYPES)
 
 Check = Callable[[Any], Any]
 
@@ -35,15 +38,7 @@ PUBLISH_RATE = "publishMaxMessageRate"
 DISPATCH_RATE = "topicDispatchRate"
 SUBSCRIPTION_DISPATCH_RATE = "subscriptionDispatchRate"
 SUBSCRIBE_RATE = "clusterSubscribeRate"
-MAX_PRODUCERS = "max_producers_per_topic"
-MAX_CONSUMERS = "max_consumers_per_topic"
-MAX_CONSUMERS_PER_SUBSCRIPTION = "max_consumers_per_subscription"
-MAX_UNACKED_PER_CONSUMER = "max_unacked_messages_per_consumer"
-MAX_UNACKED_PER_SUBSCRIPTION = "max_unacked_messages_per_subscription"
-MAX_SUBSCRIPTIONS = "max_subscriptions_per_topic"
-SUBSCRIPTION_TYPES = "subscription_types_enabled"
 DELAYED_DELIVERY = "delayed_delivery_policies"
-MAX_MESSAGE_SIZE = "maxMessageSize"
 SUBSCRIPTION_EXPIRATION = "subscription_expiration_time_minutes"
 DEDUPLICATION_SNAPSHOT_INTERVAL = "deduplicationSnapshotIntervalSeconds"
 RESOURCE_GROUP = "resource_group_name"
@@ -156,8 +151,11 @@ TOPIC_SPECS = tuple(spec for spec in SPECS if spec.topic_path)
 def applied_view(namespace: dict[str, Any], topic: dict[str, Any], cluster: str) -> dict[str, Any]:
     """The policies in force for a topic, under Policies field names: the topic's own over its
     namespace's, per-cluster maps read for this cluster. Backlog quotas merge by type, as
-    Pulsar picks each type's quota from the topic first."""
+    Pulsar picks each type's quota from the topic first. An empty set of subscription types is no
+    setting (Pulsar reads it as unset at both levels)."""
     view = dict(namespace)
+    if not view.get(SUBSCRIPTION_TYPES):
+        view.pop(SUBSCRIPTION_TYPES, None)
     for spec in SPECS:
         if spec.per_cluster:
             view.pop(spec.field, None)
@@ -165,7 +163,7 @@ def applied_view(namespace: dict[str, Any], topic: dict[str, Any], cluster: str)
             if local is not None:
                 view[spec.field] = local
         own = spec.topic_value(topic) if spec.topic_field or spec.field == DELAYED_DELIVERY else None
-        if own is None:
+        if own is None or own == []:
             continue
         if spec.field == BACKLOG_QUOTA_MAP:
             view[spec.field] = {**(namespace.get(BACKLOG_QUOTA_MAP) or {}), **own}

@@ -67,6 +67,7 @@ def test_unknown_key_is_warned_with_the_nearest_known_key(caplog):
     ("allowAutoTopicCreationType", "sometimes", "allowAutoTopicCreationType: 'sometimes' is not one of"),
     ("backlogQuotaDefaultRetentionPolicy", "drop", "backlogQuotaDefaultRetentionPolicy: 'drop'"),
     ("maxMessageSize", "-1", "maxMessageSize: -1 must be greater than 0"),
+    ("subscriptionTypesEnabled", "Shared,shared", "subscriptionTypesEnabled: 'shared' is not one of"),
     ("brokerServicePort", "many", "brokerServicePort: cannot read 'many' as int"),
 ])
 def test_values_that_are_not_allowed_are_refused_with_the_key(key, raw, expected):
@@ -78,3 +79,13 @@ def test_values_that_are_not_allowed_are_refused_with_the_key(key, raw, expected
 def test_a_bad_port_flag_names_the_key():
     with pytest.raises(ValueError, match="^brokerServicePort: "):
         build_config(_parser().parse_args(["standalone", "--broker-port", "99999"]))
+
+
+def test_topic_limits_have_pulsars_keys_and_defaults():
+    config = BrokerConfig()
+    assert (config.max_producers_per_topic, config.max_consumers_per_topic, config.max_consumers_per_subscription,
+            config.max_subscriptions_per_topic) == (0, 0, 0, 0)   # no limit
+    assert config.enabled_subscription_types == ("Exclusive", "Shared", "Failover", "Key_Shared")
+    config = config.with_settings({"maxProducersPerTopic": "3", "subscriptionTypesEnabled": " Shared , Failover"})
+    assert config.max_producers_per_topic == 3
+    assert config.enabled_subscription_types == ("Shared", "Failover")

@@ -15,6 +15,7 @@ from server.topics.subscriptions.dispatcher import ReadLimits
 from server.topics.subscriptions.dispatcher_key_shared import (KeySharedDispatcher, LookAheadLimits,
                                                                keyed_entry)
 from server.topics.subscriptions.key_shared_selector import AutoSplitSelector, sticky_key_hash
+from server.topics.topic_name import TopicName
 
 LOW = next(f"low-{i}" for i in range(1000) if sticky_key_hash(f"low-{i}".encode()) <= 32768)
 HIGH = next(f"high-{i}" for i in range(1000) if sticky_key_hash(f"high-{i}".encode()) > 32768)
@@ -71,11 +72,13 @@ class FakeTopic:
     ledger: MemoryCursor
     stats: TopicStats = field(default_factory=TopicStats)
     broker: FakeBroker = field(default_factory=FakeBroker)
-    name: str = "persistent://public/default/fake"
+    name: TopicName = TopicName.parse("persistent://public/default/fake")
+    policies: dict = field(default_factory=dict)
 
 
 class FakeSubscription:
     name = "sub"
+    durable = True
 
     def __init__(self, cursor: MemoryCursor) -> None:
         self.cursor = cursor

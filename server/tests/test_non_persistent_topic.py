@@ -6,6 +6,7 @@ import asyncio
 from types import SimpleNamespace
 
 from protocol import pulsar_api_pb2 as pb
+from server.config import BrokerConfig
 from server.topics.non_persistent_topic import NON_PERSISTENT_POSITION, NonPersistentTopic
 from server.topics.topic_name import TopicName
 
@@ -32,7 +33,7 @@ def subscribe(topic: NonPersistentTopic, subscription: str, sub_type: int, consu
 
 
 def new_topic() -> NonPersistentTopic:
-    broker = SimpleNamespace(config=SimpleNamespace(cluster_name="test"))
+    broker = SimpleNamespace(config=BrokerConfig(cluster_name="test"))
     return NonPersistentTopic(broker, TopicName.parse("non-persistent://public/default/t"))
 
 

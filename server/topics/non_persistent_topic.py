@@ -16,6 +16,7 @@ from managed_ledger.position import Entry, Position
 from protocol import pulsar_api_pb2 as pb
 from protocol.entry import read_metadata
 from server.errors import ConsumerBusy, NotAllowed
+from server.policies.topic_limits import check_consumer_room, check_subscription_room
 
 from .producer_access import ProducerAccess
 from .stats import TopicStats
@@ -136,6 +137,7 @@ class StickyKeySelector:
 
 class NonPersistentSubscription:
     durable = False
+    blocked_on_unacked = False   # nothing stays unacknowledged
 
     def __init__(self, topic: "NonPersistentTopic", name: str, command: pb.CommandSubscribe) -> None:
         self.topic = topic
@@ -159,6 +161,9 @@ class NonPersistentSubscription:
                 f"Subscription {self.name} is of type {SubType.Name(self.sub_type)}, "
                 f"not {SubType.Name(consumer.sub_type)}"
             )
+        taken = len(self.selector.consumers)
+        if not (taken and self.sub_type == pb.CommandSubscribe.Exclusive):   # refused below, as Pulsar words it
+            check_subscription_room(self.topic, taken)
         self.selector.add(consumer)
 
     def remove_consumer(self, consumer: Consumer, resetting: bool = False) -> None:
@@ -176,7 +181,7 @@ class NonPersistentSubscription:
         self.dispatched(num_messages, len(entry.data))
 
     def flow(self, consumer: Consumer, permits: int) -> None:
-        consumer.permits += permits
+        consumer.flow(permits)
 
     def acknowledge(self, consumer: Consumer, ack: pb.CommandAck) -> None:
         if ack.HasField("txnid_most_bits") or ack.HasField("txnid_least_bits"):
@@ -237,6 +242,7 @@ class NonPersistentTopic(TopicBase):
         subscription = self.subscriptions.get(command.subscription)
         if subscription is None:
             subscription = NonPersistentSubscription(self, command.subscription, command)
+        check_consumer_room(self)
         consumer = self.new_consumer(connection, command, subscription)
         subscription.add_consumer(consumer)
         self.subscriptions[command.subscription] = subscription

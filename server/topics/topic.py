@@ -14,6 +14,7 @@ from protocol import pulsar_api_pb2 as pb
 from protocol.entry import read_metadata
 from server.errors import ConsumerBusy, NotAllowed, PersistenceError, SubscriptionNotFound, TopicTerminated
 from server.policies.namespace_policies import auto_subscription_creation_allowed
+from server.policies.topic_limits import check_consumer_room, check_new_subscription, check_subscription_type
 
 from .compaction import COMPACTION_CURSOR, TopicCompaction
 from .deduplication import DEDUPLICATION_CURSOR, MessageDeduplication
@@ -130,20 +131,25 @@ class Topic(TopicBase):
     # -- consuming --------------------------------------------------------------------------
 
     async def subscribe(self, connection: "ClientConnection", command: pb.CommandSubscribe) -> Consumer:
+        """In Pulsar's order: a durable subscription that may not be auto-created, a disabled
+        subscription type, one subscription too many, one consumer too many."""
         async with self._subscribing:
             subscription = self.subscriptions.get(command.subscription)
+            if subscription is None and command.durable and not await self._auto_subscription_creation_allowed():
+                raise SubscriptionNotFound("Subscription does not exist")
+            check_subscription_type(self, command.subType)
             if subscription is None:
                 subscription = await self._create_subscription(command)
             if command.read_compacted:
                 subscription.read_compacted(self.ledger, command.subType)
+        check_consumer_room(self)
         consumer = self.new_consumer(connection, command, subscription)
         subscription.add_consumer(consumer)
         return consumer
 
     async def _create_subscription(self, command: pb.CommandSubscribe) -> Subscription:
+        check_new_subscription(self, command.subscription)
         if command.durable:
-            if not await self._auto_subscription_creation_allowed():
-                raise SubscriptionNotFound("Subscription does not exist")
             initial = (
                 InitialPosition.EARLIEST
                 if command.initialPosition == pb.CommandSubscribe.Earliest
@@ -177,6 +183,7 @@ class Topic(TopicBase):
         async with self._subscribing:
             if name in self.subscriptions:
                 return False
+            check_new_subscription(self, name)
             initial = InitialPosition.EARLIEST if start == EARLIEST else InitialPosition.LATEST
             cursor = await self.ledger.open_cursor(name, initial)
             if start not in (EARLIEST, LATEST):

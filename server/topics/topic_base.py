@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 from protocol import pulsar_api_pb2 as pb
 from server.errors import ConsumerBusy
+from server.policies.topic_limits import check_producer_room
 
 from .producer import Producer
 from .producer_access import ProducerAccess
@@ -46,7 +47,9 @@ class TopicBase:
         self, connection: "ClientConnection", request: pb.CommandProducer, schema_version: bytes | None,
         on_queued: Callable[[Producer], None],
     ) -> Producer:
-        """Admit a producer under its access mode; WaitForExclusive ones call on_queued first."""
+        """Admit a producer under its access mode and the topic's limit; WaitForExclusive ones
+        call on_queued first."""
+        check_producer_room(self, on_request=False)
         producer = Producer(
             producer_id=request.producer_id,
             name=request.producer_name or self.broker.new_producer_name(),

@@ -1,8 +1,11 @@
 """A consumer attached to a subscription: its permits and the entries it has not acknowledged.
 
-On Shared and Key_Shared a consumer with max_unacked set stops receiving once that many
-messages are unacknowledged, and resumes when acks bring it down to half (Pulsar's
-blockedConsumerOnUnackedMsgs).
+On durable Shared and Key_Shared subscriptions a consumer stops receiving once it holds
+maxUnackedMessagesPerConsumer unacknowledged messages (the policy in force, read at every
+change, so a new value applies to connected consumers too), as Pulsar's
+blockedConsumerOnUnackedMsgs: blocked after a dispatch or a FLOW finds it at the limit; unblocked
+by an acknowledgement that finds it at half the limit or less (counted before that ack), by a
+removed limit at the next acknowledgement, and by any redelivery request.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import TYPE_CHECKING, Iterable
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
 from protocol.codec import encode_payload_frame
+from server.policies.topic_limits import unacked_per_consumer
 from server.topics.stats import pulsar_time
 
 if TYPE_CHECKING:
@@ -48,8 +52,8 @@ class Consumer:
     pending_acks: dict["Position", int] = field(default_factory=dict, init=False)
     #: Messages in pending_acks.
     unacked_messages: int = field(default=0, init=False)
-    #: maxUnackedMessagesPerConsumer where it applies (Shared, Key_Shared); 0 = unlimited.
-    max_unacked: int = field(default=0, init=False)
+    #: Whether maxUnackedMessagesPerConsumer applies (durable Shared and Key_Shared).
+    unacked_limited: bool = field(default=False, init=False)
     blocked_on_unacked: bool = field(default=False, init=False)
     #: ACTIVE_CONSUMER_CHANGE waits for SUBSCRIBE's SUCCESS: the Go client drops it for a consumer
     #: it does not know yet, and would never learn it is active.
@@ -57,6 +61,22 @@ class Consumer:
     _held_active: bool | None = field(default=None, init=False)
     told_end_of_topic: bool = field(default=False, init=False)
     connected_since: str = field(default_factory=lambda: pulsar_time(time.time_ns() // 1_000_000), init=False)
+
+    @property
+    def max_unacked(self) -> int:
+        """maxUnackedMessagesPerConsumer in force now; 0 (or less): no limit."""
+        if not self.unacked_limited:
+            return 0
+        topic = self.subscription.topic
+        return unacked_per_consumer(topic.policies, topic.broker.config)
+
+    def flow(self, permits: int) -> None:
+        self.permits += permits
+        self._block_if_at_limit()
+
+    def _block_if_at_limit(self) -> None:
+        if 0 < self.max_unacked <= self.unacked_messages:
+            self.blocked_on_unacked = True
 
     @property
     def can_take_messages(self) -> bool:
@@ -86,8 +106,7 @@ class Consumer:
         if self.entry_allowance is not None:
             self.entry_allowance -= 1
         self.unacked_messages += num_messages
-        if self.max_unacked and self.unacked_messages >= self.max_unacked:
-            self.blocked_on_unacked = True
+        self._block_if_at_limit()
         header, body = encode_payload_frame(
             commands.message(
                 self.consumer_id,
@@ -109,31 +128,40 @@ class Consumer:
         return self._forget([p for p in self.pending_acks if p <= position])
 
     def acknowledged_in_part(self, position: "Position", unacked_in_entry: int) -> int:
-        """Part of a batch was acknowledged: only unacked_in_entry of its messages remain."""
+        """Part of a batch was acknowledged: only unacked_in_entry of its messages remain (no
+        unblocking on a part, as in Pulsar)."""
         held = self.pending_acks.get(position)
         if held is None or unacked_in_entry >= held:
             return 0
         self.pending_acks[position] = unacked_in_entry
-        return self._uncount(held - unacked_in_entry)
+        self.unacked_messages -= held - unacked_in_entry
+        return held - unacked_in_entry
 
     def take_pending(self, positions: Iterable["Position"] | None = None) -> list["Position"]:
-        """Forget pending entries (all, or those named) and return them for redelivery."""
+        """Forget pending entries (all, or those named) and return them for redelivery; a
+        redelivery request unblocks the consumer, as in Pulsar."""
         candidates = list(self.pending_acks) if positions is None else positions
         taken = sorted(p for p in candidates if p in self.pending_acks)
-        self._forget(taken)
+        for position in taken:
+            self.unacked_messages -= self.pending_acks.pop(position)
+        self.blocked_on_unacked = False
         return taken
 
     def _forget(self, positions: Iterable["Position"]) -> int:
+        """Acknowledged entries: each may unblock the consumer, judged by the count before it
+        is taken off (Pulsar's removePendingAcks)."""
         removed = 0
         for position in positions:
-            removed += self.pending_acks.pop(position, 0)
-        return self._uncount(removed)
-
-    def _uncount(self, messages: int) -> int:
-        self.unacked_messages -= messages
-        if self.blocked_on_unacked and self.unacked_messages <= self.max_unacked // 2:
-            self.blocked_on_unacked = False
-        return messages
+            messages = self.pending_acks.pop(position, None)
+            if messages is None:
+                continue
+            if self.blocked_on_unacked:
+                limit = self.max_unacked
+                if limit <= 0 or self.unacked_messages <= limit // 2:
+                    self.blocked_on_unacked = False
+            self.unacked_messages -= messages
+            removed += messages
+        return removed
 
     def reached_end_of_topic(self) -> None:
         """Tell the client, once, that the terminated topic has nothing more for it. Only to

@@ -23,6 +23,7 @@ from managed_ledger.position import Entry, Position
 from protocol import pulsar_api_pb2 as pb
 from protocol.entry import read_metadata
 from protocol.errors import ProtocolError
+from server.policies.topic_limits import check_subscription_room
 
 from .delayed_delivery import DelayedDeliveryTracker
 from .read_backoff import BackoffTimes, ReadBackoff
@@ -90,6 +91,8 @@ class Dispatcher(ABC):
         self.unacked_messages = 0
         #: Set by subscription types that honour deliver_at_time (Shared, Key_Shared).
         self.delayed: DelayedDeliveryTracker | None = None
+        #: Reads stopped on maxUnackedMessagesPerSubscription (Shared, Key_Shared).
+        self.blocked_on_unacked = False
 
     # -- membership, decided by the subscription type ---------------------------------------
 
@@ -110,10 +113,14 @@ class Dispatcher(ABC):
     @abstractmethod
     def _permits_available(self) -> int: ...
 
+    def check_room(self) -> None:
+        """ConsumerBusy when the subscription has its maximum of consumers."""
+        check_subscription_room(self.subscription.topic, len(self.consumers))
+
     # -- the pull loop --------------------------------------------------------------------
 
     def flow(self, consumer: "Consumer", permits: int) -> None:
-        consumer.permits += permits
+        consumer.flow(permits)
         self.read_more()
 
     def read_more(self) -> None:
@@ -271,22 +278,26 @@ class Dispatcher(ABC):
         if ack_set is not None:
             count = unacked_in(ack_set)
         consumer.send(entry, count, self.subscription.redelivery_counts.get(entry.position, 0), ack_set)
-        self.unacked_messages += count
+        self._count_unacked(count)
         return count
 
     # -- acknowledgements and taking entries back ------------------------------------------
 
     def acknowledged(self, consumer: "Consumer", positions: Iterable[Position]) -> None:
-        self.unacked_messages -= consumer.acknowledged(positions)
+        self._count_unacked(-consumer.acknowledged(positions))
         self._after_ack(consumer)
 
     def acknowledged_up_to(self, consumer: "Consumer", position: Position) -> None:
-        self.unacked_messages -= consumer.acknowledged_up_to(position)
+        self._count_unacked(-consumer.acknowledged_up_to(position))
         self._after_ack(consumer)
 
     def acknowledged_in_part(self, consumer: "Consumer", position: Position, unacked_in_entry: int) -> None:
-        self.unacked_messages -= consumer.acknowledged_in_part(position, unacked_in_entry)
+        self._count_unacked(-consumer.acknowledged_in_part(position, unacked_in_entry))
         self._after_ack(consumer)
+
+    def _count_unacked(self, change: int) -> None:
+        """Messages sent (positive) or acknowledged and taken back (negative)."""
+        self.unacked_messages += change
 
     def _after_ack(self, consumer: "Consumer") -> None:
         """Hook: a subscription type that blocks on unacknowledged messages resumes here."""
@@ -295,7 +306,7 @@ class Dispatcher(ABC):
         """Take a consumer's unacknowledged entries (all, or those named) back for redelivery."""
         before = consumer.unacked_messages
         taken = consumer.take_pending(positions)
-        self.unacked_messages -= before - consumer.unacked_messages
+        self._count_unacked(consumer.unacked_messages - before)
         return taken
 
     def _give_back(self, entries: list[Entry], replaying: bool) -> None:

@@ -100,9 +100,9 @@ class KeySharedDispatcher(SharedDispatcher):
 
     # -- membership ---------------------------------------------------------------------------
 
-    def add_consumer(self, consumer: "Consumer") -> None:
+    def _join(self, consumer: "Consumer") -> None:
         self._selector.add_consumer(consumer)
-        super().add_consumer(consumer)
+        super()._join(consumer)
         self._wake()
 
     def remove_consumer(self, consumer: "Consumer") -> None:
@@ -111,7 +111,7 @@ class KeySharedDispatcher(SharedDispatcher):
             super().remove_consumer(consumer)
 
     def flow(self, consumer: "Consumer", permits: int) -> None:
-        consumer.permits += permits
+        consumer.flow(permits)
         if self._replay:
             self._wake()
         else:
@@ -242,7 +242,7 @@ class KeySharedDispatcher(SharedDispatcher):
                 keyed = self._keyed[position] = keyed_entry(metadata)
             read_messages += keyed.messages
             consumer = self._selector.select(keyed.key_hash)
-            if (consumer is None or not consumer.can_take_messages or self._subscription_blocked()
+            if (consumer is None or not consumer.can_take_messages
                     or self._must_wait(keyed.key_hash, consumer, replaying)):
                 self._requeue([position])
                 continue

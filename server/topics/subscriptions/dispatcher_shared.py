@@ -1,10 +1,12 @@
 """Shared: entries spread round-robin over the consumers with permits, highest priority first.
 
 Unacknowledged entries of a consumer that leaves, or that asks for redelivery, are queued
-for replay and go to whichever consumer has permits next. Dispatch stops to a consumer with
-maxUnackedMessagesPerConsumer unacknowledged messages, and to the whole subscription at
-maxUnackedMessagesPerSubscription, until acknowledgements bring the count down to half.
-Messages with a deliver_at_time ahead wait in a DelayedDeliveryTracker when
+for replay and go to whichever consumer has permits next. Dispatch stops to a consumer at its
+maxUnackedMessagesPerConsumer (consumer.py). The subscription stops reading at
+maxUnackedMessagesPerSubscription, as Pulsar's dispatcher: judged at every change of the count
+with the limit in force then, it blocks once the count reaches the limit and unblocks when the
+count falls below half of it, or at once when the limit is removed; what a read brought before
+still goes out. Messages with a deliver_at_time ahead wait in a DelayedDeliveryTracker when
 delayedDeliveryEnabled.
 """
 
@@ -13,6 +15,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable
 
 from .delayed_delivery import DelayedDeliveryTracker
+from server.policies.topic_limits import unacked_per_subscription
+
 from .dispatcher import Dispatcher, ReadLimits
 
 if TYPE_CHECKING:
@@ -26,14 +30,15 @@ class SharedDispatcher(Dispatcher):
         super().__init__(subscription, limits)
         config = subscription.topic.broker.config
         self._next = 0
-        self._max_unacked_per_consumer = config.max_unacked_messages_per_consumer
-        self._max_unacked = config.max_unacked_messages_per_subscription
-        self._blocked_on_unacked = False
         if config.delayed_delivery_enabled:
             self.delayed = DelayedDeliveryTracker(config.delayed_delivery_tick_time_millis, self._replay_later)
 
     def add_consumer(self, consumer: "Consumer") -> None:
-        consumer.max_unacked = self._max_unacked_per_consumer
+        self.check_room()
+        consumer.unacked_limited = self.subscription.durable   # as Pulsar: not for non-durable ones
+        self._join(consumer)
+
+    def _join(self, consumer: "Consumer") -> None:
         self.consumers.append(consumer)
         self.read_more()
 
@@ -55,18 +60,20 @@ class SharedDispatcher(Dispatcher):
     def _after_ack(self, consumer: "Consumer") -> None:
         self.read_more()
 
-    def _subscription_blocked(self) -> bool:
-        """Blocked at maxUnackedMessagesPerSubscription, until back down to half of it."""
-        if self._blocked_on_unacked:
-            self._blocked_on_unacked = self.unacked_messages > self._max_unacked // 2
-        elif self._max_unacked:
-            self._blocked_on_unacked = self.unacked_messages >= self._max_unacked
-        return self._blocked_on_unacked
+    def _count_unacked(self, change: int) -> None:
+        """Pulsar's addUnAckedMessages: the subscription's block follows every change of the count."""
+        topic = self.subscription.topic
+        limit = unacked_per_subscription(topic.policies, topic.broker.config)
+        if limit <= 0:
+            self.blocked_on_unacked = False
+        super()._count_unacked(change)
+        if 0 < limit <= self.unacked_messages:
+            self.blocked_on_unacked = True
+        elif self.blocked_on_unacked and self.unacked_messages < limit // 2:
+            self.blocked_on_unacked = False
 
     def _select_consumer(self) -> "Consumer | None":
         """Round-robin within the best (lowest number) priority level that can take messages."""
-        if self._subscription_blocked():
-            return None
         ready = [c for c in self.consumers if c.can_take_messages]
         if not ready:
             return None
@@ -76,6 +83,7 @@ class SharedDispatcher(Dispatcher):
         return level[self._next]
 
     def _permits_available(self) -> int:
-        if self._subscription_blocked():
+        """None while the subscription is blocked on unacknowledged messages: no read starts."""
+        if self.blocked_on_unacked:
             return 0
         return sum(c.permits for c in self.consumers if c.can_take_messages)

@@ -41,6 +41,7 @@ class SingleActiveConsumerDispatcher(Dispatcher):
     def add_consumer(self, consumer: "Consumer") -> None:
         if self.sub_type == pb.CommandSubscribe.Exclusive and self.consumers:
             raise ConsumerBusy("Exclusive consumer is already connected")
+        self.check_room()
         self.consumers.append(consumer)
         self._pick_active(joined=consumer)
 

@@ -57,6 +57,10 @@ class Subscription:
     def consumers(self) -> list["Consumer"]:
         return list(self.dispatcher.consumers) if self.dispatcher else []
 
+    @property
+    def blocked_on_unacked(self) -> bool:
+        return self.dispatcher is not None and self.dispatcher.blocked_on_unacked
+
     def add_consumer(self, consumer: "Consumer") -> None:
         if consumer.sub_type not in SUPPORTED_TYPES:
             raise NotAllowed(f"Subscription type {SubType.Name(consumer.sub_type)} is not supported yet")
