@@ -28,6 +28,7 @@ from .policies.inactive_topics import InactiveTopicMonitor
 from .policies.message_expiry import MessageExpiryMonitor
 from .policies.namespace_policies import POLICIES_ROOT, NamespacePolicies
 from .security.authentication import Authentication
+from .policies.persistence import persistence_of
 from .security.authorization import Authorization
 from .policies.retention import RetentionMonitor
 from .policies.topic_policies import TopicPolicies
@@ -174,7 +175,7 @@ class BrokerService:
             apply_policies(created, view, self.config)
             return created
         try:
-            ledger = await self.storage.open_ledger(str(name))
+            ledger = await self.storage.open_ledger(str(name), persistence_of(view, self.config))
         except ManagedLedgerStorageError as exc:   # as Pulsar: the client gets a PersistenceError
             _repeats.warning(str(exc), "loading topic %s failed: %s", name, exc)
             raise PersistenceError(f"Failed to load topic {name}: {exc}") from exc

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from server.config import BrokerConfig
+from server.topics.topic import Topic
 from server.topics.topic_name import TopicName
 
 from .catalog import applied_view
@@ -17,12 +18,12 @@ from .change_events import is_system_topic
 from .monitored_broker import MonitoredBroker
 from .namespace_policies import DEDUPLICATION_ENABLED, NamespacePolicies
 from .periodic import PeriodicTask
+from .persistence import persistence_of
 from .retention import RETENTION_POLICIES, retention_of
 from .topic_policies import TopicPolicies
 
 if TYPE_CHECKING:
     from server.topics.non_persistent_topic import NonPersistentTopic
-    from server.topics.topic import Topic
 
 #: System topics keep everything: their events are the state they hold.
 SYSTEM_TOPIC_POLICIES = {RETENTION_POLICIES: {"retentionTimeInMinutes": -1, "retentionSizeInMB": -1}}
@@ -48,11 +49,11 @@ def deduplication_on(view: dict[str, Any], config: BrokerConfig) -> bool:
 
 def apply_policies(topic: "Topic | NonPersistentTopic", view: dict[str, Any], config: BrokerConfig) -> None:
     """Give a loaded topic the policies in force: those read when needed from topic.policies,
-    and those kept as state (its ledger's retention)."""
+    and those kept as state (its ledger's retention and persistence)."""
     topic.policies = view
-    ledger = getattr(topic, "ledger", None)
-    if ledger is not None:
-        ledger.set_retention(retention_of(view, config))
+    if isinstance(topic, Topic):
+        topic.ledger.set_retention(retention_of(view, config))
+        topic.ledger.set_persistence(persistence_of(view, config))
 
 
 class NamespacePoliciesWatch(PeriodicTask):

@@ -26,11 +26,11 @@ from .inactive_topics import INACTIVE_TOPIC_POLICIES
 from .message_expiry import MESSAGE_TTL
 from .namespace_policies import (ALLOW_AUTO_UPDATE_SCHEMA, AUTO_SUBSCRIPTION_CREATION, DEDUPLICATION_ENABLED,
                                  SCHEMA_COMPATIBILITY_STRATEGY)
+from .persistence import PERSISTENCE
 from .retention import RETENTION_POLICIES
 
 Check = Callable[[Any], Any]
 
-PERSISTENCE = "persistence"
 PUBLISH_RATE = "publishMaxMessageRate"
 DISPATCH_RATE = "topicDispatchRate"
 SUBSCRIPTION_DISPATCH_RATE = "subscriptionDispatchRate"
