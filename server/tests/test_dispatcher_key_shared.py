@@ -11,6 +11,7 @@ from protocol.entry import make_entry
 from server.config import BrokerConfig
 from server.topics.stats import TopicStats
 from server.topics.subscriptions.consumer import Consumer
+from server.topics.subscriptions.delayed_delivery import DelayedDeliveryPolicy
 from server.topics.subscriptions.dispatcher import ReadLimits
 from server.topics.subscriptions.dispatcher_key_shared import (KeySharedDispatcher, LookAheadLimits,
                                                                keyed_entry)
@@ -63,7 +64,7 @@ class MemoryCursor:
 
 @dataclass
 class FakeBroker:
-    config: BrokerConfig = field(default_factory=lambda: BrokerConfig(delayed_delivery_enabled=False))
+    config: BrokerConfig = field(default_factory=BrokerConfig)
 
 
 @dataclass
@@ -71,6 +72,7 @@ class FakeTopic:
     ledger: MemoryCursor
     stats: TopicStats = field(default_factory=TopicStats)
     broker: FakeBroker = field(default_factory=FakeBroker)
+    delayed_delivery: DelayedDeliveryPolicy = DelayedDeliveryPolicy(active=False, tick_ms=1000)
 
 
 class FakeSubscription:

@@ -23,6 +23,7 @@ from .producer_access import ProducerAccess
 from .stats import TopicStats
 from .subscriptions.consumer import Consumer
 from .subscriptions.subscription import Subscription
+from .subscriptions.delayed_delivery import DelayedDeliveryPolicy
 from .topic_base import TopicBase
 from .topic_name import TopicName
 
@@ -59,6 +60,11 @@ class Topic(TopicBase):
         self.stats = TopicStats()
         self.policies: dict[str, Any] = {}
         self._subscribing = asyncio.Lock()
+        config = broker.config
+        #: Whether its Shared subscriptions hold delayed messages (the policy in force, set with
+        #: self.policies)
+        self.delayed_delivery = DelayedDeliveryPolicy(config.delayed_delivery_enabled,
+                                                      config.delayed_delivery_tick_time_millis)
         self._unloading: asyncio.Task[bool] | None = None
 
     @classmethod

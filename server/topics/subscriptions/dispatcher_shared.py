@@ -4,15 +4,14 @@ Unacknowledged entries of a consumer that leaves, or that asks for redelivery, a
 for replay and go to whichever consumer has permits next. Dispatch stops to a consumer with
 maxUnackedMessagesPerConsumer unacknowledged messages, and to the whole subscription at
 maxUnackedMessagesPerSubscription, until acknowledgements bring the count down to half.
-Messages with a deliver_at_time ahead wait in a DelayedDeliveryTracker when
-delayedDeliveryEnabled.
+Messages with a deliver_at_time ahead wait in a DelayedDeliveryTracker while the topic's
+delayed delivery policy is active.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
-from .delayed_delivery import DelayedDeliveryTracker
 from .dispatcher import Dispatcher, ReadLimits
 
 if TYPE_CHECKING:
@@ -22,6 +21,8 @@ if TYPE_CHECKING:
 
 
 class SharedDispatcher(Dispatcher):
+    honours_delays = True
+
     def __init__(self, subscription, limits: ReadLimits) -> None:
         super().__init__(subscription, limits)
         config = subscription.topic.broker.config
@@ -29,8 +30,6 @@ class SharedDispatcher(Dispatcher):
         self._max_unacked_per_consumer = config.max_unacked_messages_per_consumer
         self._max_unacked = config.max_unacked_messages_per_subscription
         self._blocked_on_unacked = False
-        if config.delayed_delivery_enabled:
-            self.delayed = DelayedDeliveryTracker(config.delayed_delivery_tick_time_millis, self._replay_later)
 
     def add_consumer(self, consumer: "Consumer") -> None:
         consumer.max_unacked = self._max_unacked_per_consumer
