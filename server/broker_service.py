@@ -24,6 +24,7 @@ from .policies.auto_topic_creation import AutoTopicCreation, auto_topic_creation
 from .policies.backlog_quota import BacklogQuotas
 from .policies.change_events import change_events_topic, is_system_topic
 from .policies.compaction_monitor import CompactionMonitor
+from .policies.deduplication_snapshots import DeduplicationSnapshotMonitor
 from .policies.inactive_topics import InactiveTopicMonitor
 from .policies.message_expiry import MessageExpiryMonitor
 from .policies.namespace_policies import POLICIES_ROOT, NamespacePolicies
@@ -99,7 +100,8 @@ class BrokerService:
         self._generation = 0
         self.backlog_quotas = BacklogQuotas(self)
         self._chores = [RetentionMonitor(self), MessageExpiryMonitor(self), self.backlog_quotas.monitor,
-                        CompactionMonitor(self), InactiveTopicMonitor(self), NamespacePoliciesWatch(self)]
+                        CompactionMonitor(self), InactiveTopicMonitor(self), NamespacePoliciesWatch(self),
+                        DeduplicationSnapshotMonitor(self)]
 
     async def start(self) -> None:
         """Count this start, so generated producer names never repeat one of an earlier run

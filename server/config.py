@@ -53,6 +53,12 @@ class BrokerConfig:
         default=1000, metadata=conf_key("brokerDeduplicationEntriesInterval"))
     broker_deduplication_max_number_of_producers: int = field(
         default=10000, metadata=conf_key("brokerDeduplicationMaxNumberOfProducers"))
+    #: a deduplicated topic's state is also snapshotted this long after the last snapshot
+    #: (0: by entries only), checked every brokerDeduplicationSnapshotFrequencyInSeconds.
+    broker_deduplication_snapshot_interval_seconds: int = field(
+        default=120, metadata=conf_key("brokerDeduplicationSnapshotIntervalSeconds"))
+    broker_deduplication_snapshot_frequency_in_seconds: int = field(
+        default=120, metadata=conf_key("brokerDeduplicationSnapshotFrequencyInSeconds"))
     max_unacked_messages_per_consumer: int = field(
         default=50000, metadata=conf_key("maxUnackedMessagesPerConsumer"))
     max_unacked_messages_per_subscription: int = field(

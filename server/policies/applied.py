@@ -58,11 +58,12 @@ def delayed_delivery_of(view: dict[str, Any], config: BrokerConfig) -> DelayedDe
 
 def apply_policies(topic: "Topic | NonPersistentTopic", view: dict[str, Any], config: BrokerConfig) -> None:
     """Give a loaded topic the policies in force: those read when needed from topic.policies,
-    and those kept as state (a persistent topic's delayed delivery, its ledger's retention
-    and persistence)."""
+    and those kept as state (a persistent topic's delayed delivery and deduplication, its
+    ledger's retention and persistence)."""
     topic.policies = view
     if isinstance(topic, Topic):
         topic.delayed_delivery = delayed_delivery_of(view, config)
+        topic.set_deduplication(deduplication_on(view, config))
         topic.ledger.set_retention(retention_of(view, config))
         topic.ledger.set_persistence(persistence_of(view, config))
 

@@ -8,8 +8,9 @@ from typing import Any, Callable
 from server.config import BrokerConfig
 
 from .backlog_quota import BACKLOG_QUOTA_MAP, SIZE_QUOTA, TIME_QUOTA
-from .catalog import (DEDUPLICATION_ENABLED, DELAYED_DELIVERY, MAX_MESSAGE_SIZE, MAX_UNACKED_PER_CONSUMER,
-                      MAX_UNACKED_PER_SUBSCRIPTION, PERSISTENCE, SCHEMA_COMPATIBILITY_STRATEGY)
+from .catalog import (DEDUPLICATION_ENABLED, DEDUPLICATION_SNAPSHOT_INTERVAL, DELAYED_DELIVERY, MAX_MESSAGE_SIZE,
+                      MAX_UNACKED_PER_CONSUMER, MAX_UNACKED_PER_SUBSCRIPTION, PERSISTENCE,
+                      SCHEMA_COMPATIBILITY_STRATEGY)
 from .compaction_monitor import COMPACTION_THRESHOLD
 from .inactive_topics import INACTIVE_TOPIC_POLICIES
 from .message_expiry import MESSAGE_TTL
@@ -38,6 +39,7 @@ BROKER_DEFAULTS: dict[str, Callable[[BrokerConfig], Any]] = {
     MESSAGE_TTL: lambda c: c.ttl_duration_default_in_seconds,
     BACKLOG_QUOTA_MAP: _backlog_quotas,
     DEDUPLICATION_ENABLED: lambda c: c.broker_deduplication_enabled,
+    DEDUPLICATION_SNAPSHOT_INTERVAL: lambda c: c.broker_deduplication_snapshot_interval_seconds,
     PERSISTENCE: lambda c: {"bookkeeperEnsemble": c.storage.ensemble_size,
                             "bookkeeperWriteQuorum": c.storage.write_quorum,
                             "bookkeeperAckQuorum": c.storage.ack_quorum,
