@@ -28,10 +28,11 @@ from .policies.deduplication_snapshots import DeduplicationSnapshotMonitor
 from .policies.inactive_topics import InactiveTopicMonitor
 from .policies.message_expiry import MessageExpiryMonitor
 from .policies.namespace_policies import POLICIES_ROOT, NamespacePolicies
-from .security.authentication import Authentication
 from .policies.persistence import persistence_of
+from .security.authentication import Authentication
 from .security.authorization import Authorization
 from .policies.retention import RetentionMonitor
+from .policies.subscription_expiry import SubscriptionExpiryMonitor
 from .policies.topic_policies import TopicPolicies
 from .topics.non_persistent_topic import NonPersistentTopic
 from .topics.schema_compatibility import Strategy
@@ -101,7 +102,7 @@ class BrokerService:
         self.backlog_quotas = BacklogQuotas(self)
         self._chores = [RetentionMonitor(self), MessageExpiryMonitor(self), self.backlog_quotas.monitor,
                         CompactionMonitor(self), InactiveTopicMonitor(self), NamespacePoliciesWatch(self),
-                        DeduplicationSnapshotMonitor(self)]
+                        SubscriptionExpiryMonitor(self), DeduplicationSnapshotMonitor(self)]
 
     async def start(self) -> None:
         """Count this start, so generated producer names never repeat one of an earlier run

@@ -123,6 +123,12 @@ class BrokerConfig:
     #: Unset (negative): the check frequency, as in Pulsar.
     broker_delete_inactive_topics_max_inactive_duration_seconds: float = field(
         default=-1.0, metadata=conf_key("brokerDeleteInactiveTopicsMaxInactiveDurationSeconds"))
+    #: a durable subscription without consumers, inactive this long, is deleted (0: never;
+    #: fractions allowed), checked every subscriptionExpiryCheckIntervalInMinutes (0: never).
+    subscription_expiration_time_minutes: float = field(
+        default=0.0, metadata=conf_key("subscriptionExpirationTimeMinutes"))
+    subscription_expiry_check_interval_in_minutes: float = field(
+        default=5.0, metadata=conf_key("subscriptionExpiryCheckIntervalInMinutes"))
     ttl_duration_default_in_seconds: int = field(default=0, metadata=conf_key("ttlDurationDefaultInSeconds"))
     message_expiry_check_interval_in_minutes: float = field(
         default=5.0, metadata=conf_key("messageExpiryCheckIntervalInMinutes"))
