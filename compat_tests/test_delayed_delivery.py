@@ -154,8 +154,7 @@ def test_a_topic_policy_turns_delayed_delivery_off_for_that_topic_only(broker, c
     assert delay_is_honoured(client, other)
 
     assert http.delete(topic_path(off) + "/delayedDelivery").status_code == 204   # back to the broker's
-    assert settles(http, topic_path(off) + "/delayedDelivery", {"active": True, "tickTime": 1000,
-                                                                 "maxDeliveryDelayInMillis": 0}, applied="true")
+    assert settles(http, topic_path(off) + "/delayedDelivery", {"active": True, "tickTime": 1000}, applied="true")
     assert delay_is_honoured(client, off)
 
 
@@ -169,7 +168,7 @@ def test_the_namespace_policy_applies_and_a_topic_policy_overrides_it(broker, co
     shared(client, overriding).close()
     own = f"/admin/v2/persistent/{namespace}/{overriding.rsplit('/', 1)[1]}/delayedDelivery"
     assert http.post(own, json={"active": True, "tickTime": 1000}).status_code == 204
-    assert settles(http, own, {"active": True, "tickTime": 1000, "maxDeliveryDelayInMillis": 0}, applied="true")
+    assert settles(http, own, {"active": True, "tickTime": 1000}, applied="true")
 
     assert not delay_is_honoured(client, plain)
     assert delay_is_honoured(client, overriding)

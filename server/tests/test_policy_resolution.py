@@ -26,7 +26,7 @@ def view(namespace: dict | None = None, topic: dict | None = None) -> dict:
 
 def test_delayed_delivery_field_by_field():
     assert delayed_delivery_of(view(), CONFIG) == DelayedDeliveryPolicy(True, 700)
-    namespace = {"delayed_delivery_policies": {"active": False, "tickTime": 200, "maxDeliveryDelayInMillis": 0}}
+    namespace = {"delayed_delivery_policies": {"active": False, "tickTime": 200}}
     assert delayed_delivery_of(view(namespace), CONFIG) == DelayedDeliveryPolicy(False, 200)
     topic = {"delayedDeliveryEnabled": True}
     assert delayed_delivery_of(view(namespace, topic), CONFIG) == DelayedDeliveryPolicy(True, 200)
