@@ -163,7 +163,7 @@ class MessageDeduplication:
 
     async def disable(self) -> None:
         """Deduplication was turned off on the loaded topic: no more snapshots (the one being
-        written finishes first), and its cursor and snapshot go."""
+        written finishes first), and its cursor and snapshot go (again if it failed before)."""
         self._disabled = True
         await asyncio.gather(*self._snapshots, return_exceptions=True)
         await self.remove(self._ledger, self._store, self._snapshot_path)

@@ -102,8 +102,8 @@ class Topic(TopicBase):
                 await deduplication.recover()
                 self.deduplication = deduplication
             elif not wanted and self.deduplication is not None:
-                deduplication, self.deduplication = self.deduplication, None
-                await deduplication.disable()
+                await self.deduplication.disable()
+                self.deduplication = None
             else:
                 return
         except (ManagedLedgerError, MetadataStoreError) as exc:   # storage away: the next refresh tries again
