@@ -7,7 +7,7 @@ import socket
 import ssl
 
 from protocol import pulsar_api_pb2 as pb
-from protocol.codec import FrameDecoder, encode_command
+from protocol.codec import FrameDecoder, encode_command, encode_payload_frame
 
 Cmd = pb.BaseCommand
 
@@ -22,8 +22,9 @@ class RawConnection:
             self._sock = tls.wrap_socket(self._sock, server_hostname="127.0.0.1")
         self._decoder = FrameDecoder(1024 * 1024)
 
-    def send(self, command: Cmd) -> None:
-        self._sock.sendall(encode_command(command))
+    def send(self, command: Cmd, entry: bytes | None = None) -> None:
+        """A command, or with `entry` a payload command (SEND, MESSAGE) carrying it."""
+        self._sock.sendall(encode_command(command) if entry is None else b"".join(encode_payload_frame(command, entry)))
 
     def receive(self) -> Cmd | None:
         while (frame := self._decoder.next_frame()) is None:

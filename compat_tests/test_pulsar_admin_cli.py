@@ -13,34 +13,12 @@ import uuid
 
 import pytest
 
-RUN_TIMEOUT_S = 120
-JAVA = ["java", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp"]
-
-
-def run_batch(classpath: str, conf, commands: list[list[str]], tmp_path) -> list[tuple[bool, str]]:
-    """(PulsarAdminTool.run's result, output) of each command, in order."""
-    command_file = tmp_path / f"commands-{uuid.uuid4().hex[:6]}.tsv"
-    command_file.write_text("".join("\t".join(command) + "\n" for command in commands))
-    run = subprocess.run([*JAVA, classpath, "org.apache.pulsar.admin.cli.PulsardBatch", str(conf), str(command_file)],
-                         capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    results = [(ok == "true", body.strip()) for _, body, ok in
-               re.findall(r"^@@@ BEGIN (\d+)\n(.*?)^@@@ END \1 (true|false)$", run.stdout, re.S | re.M)]
-    assert len(results) == len(commands), run.stdout[-3000:]
-    return results
-
-
-def outputs(commands: list[list[str]], results: list[tuple[bool, str]]) -> dict[str, str]:
-    """Command line -> output, after checking that every command succeeded."""
-    failed = [(" ".join(c), out) for c, (ok, out) in zip(commands, results) if not ok]
-    assert not failed, failed
-    return {" ".join(c): out for c, (_, out) in zip(commands, results)}
+from compat_tests.pulsar_admin_batch import JAVA, RUN_TIMEOUT_S, client_conf, outputs, run_batch
 
 
 @pytest.mark.timeout(3 * RUN_TIMEOUT_S)
 def test_pulsar_admin_drives_pulsard(broker, client, pulsar_admin_classpath, tmp_path):
-    conf = tmp_path / "client.conf"
-    conf.write_text(f"webServiceUrl={broker.web_url}\nbrokerServiceUrl={broker.service_url}\n")
+    conf = client_conf(broker, tmp_path)
     tenant = f"cli-{uuid.uuid4().hex[:8]}"
     ns, plain, parts = f"{tenant}/ns", f"persistent://{tenant}/ns/plain", f"persistent://{tenant}/ns/parts"
     schema = tmp_path / "schema.json"
@@ -49,7 +27,7 @@ def test_pulsar_admin_drives_pulsard(broker, client, pulsar_admin_classpath, tmp
 
     setup = [
         ["clusters", "list"], ["brokers", "list", "standalone"], ["brokers", "leader-broker"],
-        ["brokers", "healthcheck"],
+        ["brokers", "healthcheck"], ["brokers", "healthcheck", "--topic-version", "V2"],
         ["tenants", "create", tenant, "-c", "standalone", "-r", "ops"], ["tenants", "list"], ["tenants", "get", tenant],
         ["tenants", "update", tenant, "-r", "ops,dev", "-c", "standalone"], ["tenants", "get", tenant],
         ["namespaces", "create", ns], ["namespaces", "list", tenant],
@@ -76,7 +54,7 @@ def test_pulsar_admin_drives_pulsard(broker, client, pulsar_admin_classpath, tmp
     assert out["clusters list"].splitlines() == ["standalone"]
     assert out["brokers list standalone"] == broker.web_url.removeprefix("http://")
     assert json.loads(out["brokers leader-broker"])["serviceUrl"] == broker.web_url
-    assert out["brokers healthcheck"] == "ok"
+    assert out["brokers healthcheck"] == out["brokers healthcheck --topic-version V2"] == "ok"
     assert tenant in out["tenants list"].split()
     assert json.loads(out[f"tenants get {tenant}"])["adminRoles"] == ["ops", "dev"]
     assert out[f"namespaces list {tenant}"] == ns

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from google.protobuf.message import Message
+
 from native import crc32c
 from protocol import pulsar_api_pb2 as pb
 
@@ -386,23 +388,14 @@ def last_message_id(
     return cmd
 
 
-def consumer_stats_response(
-    request_id: int,
-    consumer_name: str,
-    available_permits: int,
-    unacked_messages: int,
-    msg_backlog: int,
-    subscription_type: str,
-) -> BaseCommand:
-    """CONSUMER_STATS_RESPONSE with the counters the broker tracks (rates left at 0)."""
+def consumer_stats_response(request_id: int, **stats: str | int | float | bool) -> BaseCommand:
+    """CONSUMER_STATS_RESPONSE; `stats` by the body's field names (msgRateOut, consumerName,
+    availablePermits, msgBacklog, type...), as Pulsar's ServerCnx fills them."""
     cmd = BaseCommand(type=BaseCommand.CONSUMER_STATS_RESPONSE)
     body = cmd.consumerStatsResponse
     body.request_id = _u64(request_id)
-    body.consumerName = consumer_name
-    body.availablePermits = available_permits
-    body.unackedMessages = unacked_messages
-    body.msgBacklog = msg_backlog
-    body.type = subscription_type
+    for name, value in stats.items():
+        setattr(body, name, value)
     return cmd
 
 
@@ -412,6 +405,41 @@ def consumer_stats_error(request_id: int, code: int, message: str) -> BaseComman
     body.request_id = _u64(request_id)
     body.error_code = code
     body.error_message = message
+    return cmd
+
+
+# --- requests the broker does not serve ------------------------------------------------
+
+#: Transaction requests: each is answered by the command one type number up, whose body
+#: (the BaseCommand field of that number) carries the request id, the transaction id and an error.
+TXN_REQUESTS = frozenset({
+    BaseCommand.TC_CLIENT_CONNECT_REQUEST, BaseCommand.NEW_TXN, BaseCommand.ADD_PARTITION_TO_TXN,
+    BaseCommand.ADD_SUBSCRIPTION_TO_TXN, BaseCommand.END_TXN, BaseCommand.END_TXN_ON_PARTITION,
+    BaseCommand.END_TXN_ON_SUBSCRIPTION,
+})
+_TXN_ID = frozenset({"txnid_least_bits", "txnid_most_bits"})
+
+
+def body_of(command: BaseCommand) -> Message:
+    """A command's body: the BaseCommand field numbered as its type (empty if it was not sent)."""
+    return getattr(command, BaseCommand.DESCRIPTOR.fields_by_number[command.type].name)
+
+
+def request_id_of(command: BaseCommand) -> int:
+    """The command's request id, -1 for a command without one (as ERROR then says)."""
+    body = body_of(command)
+    return to_signed(body.request_id) if "request_id" in body.DESCRIPTOR.fields_by_name else -1
+
+
+def txn_error(request: BaseCommand, code: int, message: str) -> BaseCommand:
+    """A transaction request's own response (see TXN_REQUESTS), failed with `code`."""
+    cmd = BaseCommand(type=request.type + 1)
+    body, asked = body_of(cmd), body_of(request)
+    body.request_id = asked.request_id
+    for name in _TXN_ID.intersection(body.DESCRIPTOR.fields_by_name, asked.DESCRIPTOR.fields_by_name):
+        setattr(body, name, getattr(asked, name))
+    body.error = code
+    body.message = message
     return cmd
 
 

@@ -19,6 +19,7 @@ from .connection.advertised_listeners import AdvertisedListeners
 from .connection.lookup import Lookup, TopicLookup
 from .connection.publish_buffer import PublishBuffer
 from .errors import MetadataError, NamespaceNotFound, NotAllowed, PersistenceError, ServiceNotReady, TopicNotFound
+from .heartbeat import is_heartbeat_namespace
 from .policies.applied import AppliedPolicies, NamespacePoliciesWatch, apply_policies, deduplication_on
 from .policies.auto_topic_creation import AutoTopicCreation, auto_topic_creation
 from .policies.backlog_quota import BacklogQuotas
@@ -225,7 +226,7 @@ class BrokerService:
         apply_policies(topic, await self.applied.of(topic.name), self.config)
 
     def _check_served(self, name: TopicName) -> None:
-        if self.served is not None:
+        if self.served is not None and not is_heartbeat_namespace(self.config, name.namespace):
             self.served.check_serves(name)
 
     async def _exists(self, name: TopicName) -> bool:
@@ -239,7 +240,10 @@ class BrokerService:
 
     async def auto_topic_creation(self, name: TopicName) -> AutoTopicCreation:
         """The auto-creation rule of the topic's namespace; NamespaceNotFound when that namespace
-        (or its tenant) does not exist: no topic is created there, as in Pulsar."""
+        (or its tenant) does not exist: no topic is created there, as in Pulsar. This broker's
+        heartbeat namespace has no Policies and always allows it (Pulsar's system namespaces)."""
+        if is_heartbeat_namespace(self.config, name.namespace):
+            return AutoTopicCreation(True, 0)
         policies = await self.policies.get_if_exists(name.namespace)
         if policies is None:
             raise NamespaceNotFound(f"Namespace {name.namespace} does not exist")

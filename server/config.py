@@ -146,16 +146,16 @@ class BrokerConfig:
 
     @property
     def service_url(self) -> str:
-        return f"pulsar://{self._advertised_host}:{self.broker_service_port}"
+        return f"pulsar://{self.advertised_host}:{self.broker_service_port}"
 
     @property
     def service_url_tls(self) -> str | None:
         if not self.broker_service_port_tls:
             return None
-        return f"pulsar+ssl://{self._advertised_host}:{self.broker_service_port_tls}"
+        return f"pulsar+ssl://{self.advertised_host}:{self.broker_service_port_tls}"
 
     @property
-    def _advertised_host(self) -> str:
+    def advertised_host(self) -> str:
         host = self.advertised_address or self.bind_address
         if host in ("0.0.0.0", "::", ""):
             host = "127.0.0.1"

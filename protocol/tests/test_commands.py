@@ -51,10 +51,16 @@ BUILDERS: dict[str, tuple[Callable[[], pb.BaseCommand], int]] = {
     "reached_end_of_topic": (lambda: commands.reached_end_of_topic(24), T.REACHED_END_OF_TOPIC),
     "last_message_id": (lambda: commands.last_message_id(24, 25, -1, mark_delete=(25, -1)), T.GET_LAST_MESSAGE_ID_RESPONSE),
     "consumer_stats_response": (
-        lambda: commands.consumer_stats_response(26, "c", 10, 2, 5, "Shared"), T.CONSUMER_STATS_RESPONSE,
+        lambda: commands.consumer_stats_response(26, consumerName="c", availablePermits=10, msgBacklog=5,
+                                                 type="Shared", msgRateOut=1.5, blockedConsumerOnUnackedMsgs=True),
+        T.CONSUMER_STATS_RESPONSE,
     ),
     "consumer_stats_error": (
         lambda: commands.consumer_stats_error(27, pb.ConsumerNotFound, "gone"), T.CONSUMER_STATS_RESPONSE,
+    ),
+    "txn_error": (
+        lambda: commands.txn_error(T(type=T.END_TXN, endTxn=pb.CommandEndTxn(request_id=30, txnid_most_bits=1)),
+                                   pb.NotAllowedError, "no"), T.END_TXN_RESPONSE,
     ),
     "schema_response": (lambda: commands.schema_response(28, SCHEMA, b"\x00" * 8), T.GET_SCHEMA_RESPONSE),
     "schema_error": (lambda: commands.schema_error(29, pb.TopicNotFound, "no schema"), T.GET_SCHEMA_RESPONSE),
@@ -179,3 +185,26 @@ def test_receipts_encode_each_receipt_as_a_fresh_command_would():
         assert frame.command.IsInitialized(), frame.command.FindInitializationErrors()
         assert frame.command == fresh
         assert receipts.encode(sequence_id, highest, ledger_id, entry_id) == encode_command(fresh)
+
+
+@pytest.mark.parametrize("kind", sorted(commands.TXN_REQUESTS))
+def test_txn_error_answers_in_the_requests_own_response_form(kind: int) -> None:
+    request = T(type=kind)
+    body = commands.body_of(request)
+    body.request_id = 7
+    if "txnid_most_bits" in body.DESCRIPTOR.fields_by_name:
+        body.txnid_most_bits, body.txnid_least_bits = 3, 4
+    reply = commands.txn_error(request, pb.NotAllowedError, "Transactions are not enabled.")
+    [decoded] = decode_all(encode_command(reply))
+    answer = commands.body_of(decoded.command)
+    assert decoded.command.type == kind + 1 and T.Type.Name(kind + 1).endswith("_RESPONSE")
+    assert (answer.request_id, answer.error, answer.message) == (7, pb.NotAllowedError, "Transactions are not enabled.")
+    if "txnid_most_bits" in body.DESCRIPTOR.fields_by_name:
+        assert (answer.txnid_most_bits, answer.txnid_least_bits) == (3, 4)
+
+
+def test_request_id_of_commands_with_and_without_one() -> None:
+    assert commands.request_id_of(T(type=T.WATCH_TOPIC_LIST, watchTopicList=pb.CommandWatchTopicList(
+        request_id=9, watcher_id=1, namespace="public/default"))) == 9
+    assert commands.request_id_of(T(type=T.SUCCESS, success=pb.CommandSuccess(request_id=U64_MAX))) == -1
+    assert commands.request_id_of(T(type=T.REACHED_END_OF_TOPIC)) == -1

@@ -6,8 +6,8 @@ from __future__ import annotations
 from server.broker_service import BrokerService
 from server.web import RouteDef
 
-from . import (brokers, clusters, namespaces, permissions, schemas, subscriptions, tenants, topic_policies,
-               topics)
+from . import (brokers, clusters, health_check, namespaces, permissions, schemas, subscriptions, tenants,
+               topic_policies, topics)
 from .topic_access import TopicAccess
 
 
@@ -31,6 +31,7 @@ class AdminResources:
 def admin_routes(broker: BrokerService, resources: AdminResources) -> list[RouteDef]:
     return [
         *brokers.routes(broker, resources.topics),
+        *health_check.routes(broker),
         *clusters.routes(resources.clusters, resources.tenants.using_cluster),
         *tenants.routes(resources.tenants),
         *namespaces.routes(resources.namespaces),

@@ -1,4 +1,5 @@
-"""/admin/v2/brokers (health, readiness, version, the active brokers) and HTTP lookup."""
+"""/admin/v2/brokers (readiness, version, the active brokers) and HTTP lookup; the health check
+has a module of its own (health_check.py)."""
 
 from __future__ import annotations
 
@@ -77,7 +78,6 @@ def routes(broker: BrokerService, access: TopicAccess) -> list[web.RouteDef]:
                                   "nativeUrl": answer.broker_url or ""})
 
     return [
-        web.get("/admin/v2/brokers/health", ok),
         web.get("/admin/v2/brokers/ready", ok),
         web.get("/admin/v2/brokers/version", broker_version_text),
         web.get("/admin/v2/brokers/leaderBroker", leader_broker),

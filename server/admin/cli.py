@@ -1,5 +1,6 @@
 """`pulsard admin ...`: pulsar-admin's commands (tenants, namespaces, topics, schemas here; brokers
-and clusters in cli_brokers.py) over the admin REST API of a running broker (--admin-url,
+and clusters in cli_brokers.py; the policies of namespaces and topics, and topicPolicies, in
+cli_policies.py) over the admin REST API of a running broker (--admin-url,
 default http://127.0.0.1:8080).
 
 The flags are pulsar-admin's (sizes like 100M, times like 1h: units.py, policy_flags.py); the
@@ -24,31 +25,16 @@ from urllib.parse import quote, urlencode
 
 from server.errors import InvalidTopicName
 from server.loadbalance.config import SPLIT_ALGORITHMS
-from server.policies.backlog_quota import POLICIES as BACKLOG_QUOTA_POLICIES, SIZE_QUOTA, TIME_QUOTA
-from server.policies.catalog import NAMESPACE_SPECS
-from server.policies.policy_values import BACKLOG_QUOTA_TYPES
 from server.security.client_credentials import ClientCredentials
 from server.topics.topic_name import TopicName
 
 from .cli_brokers import BROKER_STATS, BROKERS, CLUSTERS
-from .cli_requests import AdminCallError, CommandTable, Request
+from .cli_policies import NAMESPACE_POLICY_COMMANDS, TOPIC_POLICY_COMMANDS
+from .cli_requests import AdminCallError, CommandTable, Request, namespace_path, topic_path
 from .client_conf import load_client_conf
-from .policy_flags import POLICY_FLAGS
-from .units import parse_relative_time, parse_size
+from .units import parse_relative_time
 
 PEEK_SEPARATOR = "-" * 72
-
-
-def topic_path(name: str) -> str:
-    topic = TopicName.parse(name)
-    return f"/admin/v2/{topic.domain}/{topic.tenant}/{topic.namespace_local}/{quote(topic.local_name, safe='')}"
-
-
-def namespace_path(name: str) -> str:
-    tenant, sep, local = name.partition("/")
-    if not sep or not tenant or not local or "/" in local:
-        raise AdminCallError(f"expected tenant/namespace, got {name!r}")
-    return f"/admin/v2/namespaces/{tenant}/{local}"
 
 
 def schema_path(name: str) -> str:
@@ -66,13 +52,6 @@ def _message_id(text: str) -> dict[str, int]:
     return {"ledgerId": int(ledger), "entryId": int(entry)}
 
 
-def _json_value(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text  # a bare word, e.g. FULL for a strategy
-
-
 def _split(text: str | None) -> list[str]:
     return [item for item in (text or "").split(",") if item]
 
@@ -81,29 +60,9 @@ def _tenant_info(args: argparse.Namespace) -> dict[str, list[str]]:
     return {"adminRoles": _split(args.admin_roles), "allowedClusters": _split(args.allowed_clusters)}
 
 
-def _kebab(name: str) -> str:
-    return "".join(f"-{c.lower()}" if c.isupper() else c for c in name).replace("t-t-l", "ttl")
-
-
 def _peek(a: argparse.Namespace) -> list[Request]:
     base = f"{topic_path(a.topic)}/subscription/{quote(a.subscription, safe='')}/position"
     return [Request("GET", f"{base}/{n}", raw=True, optional=n > 1) for n in range(1, a.count + 1)]
-
-
-def _backlog_quota(a: argparse.Namespace) -> Request:
-    """As pulsar-admin 3.x: a quota of --type destination_storage (the default) is a size (--limit),
-    one of message_age a time (--limitTime); the limit of the other type is not sent (nothing would
-    enforce it), and saying so beats pulsar-admin's silence."""
-    by_size = a.type == SIZE_QUOTA
-    limit, other, flag = (a.limit, a.limit_time, "--limitTime") if by_size else (a.limit_time, a.limit, "--limit")
-    if limit is None:
-        raise AdminCallError(f"Quota type of '{a.type}' needs a {'size' if by_size else 'time'} limit")
-    body = {"limitSize": parse_size(limit)} if by_size else {"limitTime": parse_relative_time(limit)}
-    notice = None if other is None else (
-        f"{flag} ignored: a {a.type} quota has no {'time' if by_size else 'size'} limit; "
-        f"set one with --type {TIME_QUOTA if by_size else SIZE_QUOTA}")
-    return Request("POST", namespace_path(a.namespace) + "/backlogQuota", {**body, "policy": a.policy},
-                   {"backlogQuotaType": a.type}, notice=notice)
 
 
 #: group -> its commands
@@ -146,18 +105,6 @@ COMMANDS: dict[str, CommandTable] = {
                                      **({"splitAlgorithmName": a.algorithm} if a.algorithm else {})})),
         "clear-backlog": ("clear the backlog of every subscription", [(("namespace",), {})],
                           lambda a: Request("POST", namespace_path(a.namespace) + "/clearBacklog")),
-        "get-backlog-quotas": ("show backlog quotas", [(("namespace",), {})],
-                               lambda a: Request("GET", namespace_path(a.namespace) + "/backlogQuotaMap")),
-        "set-backlog-quota": (
-            "set a backlog quota: a size (-l 10G) for -t destination_storage, a time (-lt 1d) for -t message_age",
-            [(("namespace",), {}), (("-l", "--limit", "--limit-size"), {"dest": "limit"}),
-             (("-lt", "--limitTime", "--limit-time"), {"dest": "limit_time"}),
-             (("-p", "--policy"), {"required": True, "choices": BACKLOG_QUOTA_POLICIES}),
-             (("-t", "--type"), {"default": SIZE_QUOTA, "choices": BACKLOG_QUOTA_TYPES})],
-            _backlog_quota),
-        "remove-backlog-quota": (
-            "remove a backlog quota", [(("namespace",), {}), (("-t", "--type"), {"default": "destination_storage"})],
-            lambda a: Request("DELETE", namespace_path(a.namespace) + "/backlogQuota", query={"backlogQuotaType": a.type})),
         "permissions": ("show permissions", [(("namespace",), {})],
                         lambda a: Request("GET", namespace_path(a.namespace) + "/permissions")),
         "grant-permission": (
@@ -271,34 +218,13 @@ COMMANDS: dict[str, CommandTable] = {
                    [(("topic",), {}), (("-f", "--force"), {"action": "store_true"})],
                    lambda a: Request("DELETE", schema_path(a.topic), query={"force": str(a.force).lower()})),
     },
+    "topicPolicies": TOPIC_POLICY_COMMANDS,
     "brokers": BROKERS,
     "broker-stats": BROKER_STATS,
     "clusters": CLUSTERS,
 }
-
-for _policy in NAMESPACE_SPECS:
-    _name, _path = _kebab(_policy.namespace_path), _policy.namespace_path
-    COMMANDS["namespaces"][f"get-{_name}"] = (
-        f"show {_policy.field}", [(("namespace",), {})],
-        lambda a, p=_path: Request("GET", f"{namespace_path(a.namespace)}/{p}"))
-    COMMANDS["namespaces"][f"set-{_name}"] = (
-        f"set {_policy.field} (pulsar-admin's flags, or a JSON value)",
-        [(("namespace",), {}), (("value",), {"nargs": "?", "help": "the policy as JSON"})] + POLICY_FLAGS.get(_path, ([],))[0],
-        lambda a, p=_policy: Request(p.namespace_set_method, f"{namespace_path(a.namespace)}/{p.namespace_path}",
-                                     _policy_value(a, p.namespace_path)))
-    COMMANDS["namespaces"][f"remove-{_name}"] = (
-        f"clear {_policy.field}", [(("namespace",), {})],
-        lambda a, p=_path: Request("DELETE", f"{namespace_path(a.namespace)}/{p}"))
-
-
-def _policy_value(a: argparse.Namespace, path: str) -> Any:
-    value = POLICY_FLAGS[path][1](a) if path in POLICY_FLAGS else None
-    if value is not None:
-        return value
-    if a.value is None:
-        raise AdminCallError("give the policy's flags (see -h) or its value as JSON")
-    return _json_value(a.value)
-
+COMMANDS["namespaces"].update(NAMESPACE_POLICY_COMMANDS)
+COMMANDS["topics"].update(TOPIC_POLICY_COMMANDS)
 
 def _reset_cursor(a: argparse.Namespace) -> Request:
     """-t is relative, as pulsar-admin's: back to the messages published in the last -t."""

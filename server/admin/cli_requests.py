@@ -3,7 +3,7 @@
 A command table maps each group's commands (pulsar-admin's names) to a help text, argparse
 arguments and a builder of the request(s); cli.py parses, sends and prints. Groups live in
 modules of their own (cli.py: tenants, namespaces, topics, schemas; cli_brokers.py: brokers,
-clusters) and share these types.
+clusters; cli_policies.py: the policies of namespaces and topics) and share these types and paths.
 """
 
 from __future__ import annotations
@@ -11,6 +11,9 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from typing import Any, Callable
+from urllib.parse import quote
+
+from server.topics.topic_name import TopicName
 
 
 @dataclass
@@ -27,6 +30,18 @@ class Request:
 
 class AdminCallError(Exception):
     pass
+
+
+def topic_path(name: str) -> str:
+    topic = TopicName.parse(name)
+    return f"/admin/v2/{topic.domain}/{topic.tenant}/{topic.namespace_local}/{quote(topic.local_name, safe='')}"
+
+
+def namespace_path(name: str) -> str:
+    tenant, sep, local = name.partition("/")
+    if not sep or not tenant or not local or "/" in local:
+        raise AdminCallError(f"expected tenant/namespace, got {name!r}")
+    return f"/admin/v2/namespaces/{tenant}/{local}"
 
 
 Build = Callable[[argparse.Namespace], "Request | list[Request]"]

@@ -5,7 +5,6 @@ decompressed here, as Pulsar does, for the admin clients to split batches themse
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 
 from managed_ledger.position import Entry
 from protocol import pulsar_api_pb2 as pb
@@ -13,15 +12,10 @@ from protocol.batch import decompress
 from protocol.entry import payload_of, read_metadata
 from protocol.errors import ProtocolError
 from server import web
+from server.topics.stats import pulsar_time
 from server.topics.topic_base import key_values
 
 from .errors import PRECONDITION_FAILED, RestError
-
-
-def _format_time(millis: int) -> str:
-    """Pulsar's DateFormatter: ISO-8601 with milliseconds and the UTC offset."""
-    moment = datetime.fromtimestamp(millis / 1000, tz=timezone.utc)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _decompress(metadata: pb.MessageMetadata, payload: bytes) -> bytes:
@@ -36,11 +30,11 @@ def entry_response(entry: Entry) -> web.Response:
     metadata = read_metadata(entry.data)
     headers = {"X-Pulsar-Message-ID": str(entry.position), "X-Pulsar-producer-name": metadata.producer_name,
                "X-Pulsar-sequence-id": str(metadata.sequence_id),
-               "X-Pulsar-publish-time": _format_time(metadata.publish_time)}
+               "X-Pulsar-publish-time": pulsar_time(metadata.publish_time)}
     if metadata.event_time:
-        headers["X-Pulsar-event-time"] = _format_time(metadata.event_time)
+        headers["X-Pulsar-event-time"] = pulsar_time(metadata.event_time)
     if metadata.HasField("deliver_at_time"):
-        headers["X-Pulsar-deliver-at-time"] = _format_time(metadata.deliver_at_time)
+        headers["X-Pulsar-deliver-at-time"] = pulsar_time(metadata.deliver_at_time)
     if metadata.HasField("num_messages_in_batch"):
         headers["X-Pulsar-num-batch-message"] = str(metadata.num_messages_in_batch)
         headers["X-Pulsar-batch-size"] = str(len(payload_of(entry.data)))

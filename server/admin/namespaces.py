@@ -179,6 +179,8 @@ def _scalar_routes(namespaces: Namespaces) -> list[web.RouteDef]:
         @rest_handler
         async def set_(request: web.Request) -> web.Response:
             body = await read_json(request)
+            if body is None and spec.empty_body_clears:
+                return await store(request, None)
             require(body is not None, BAD_REQUEST, f"{spec.namespace_path} needs a JSON body")
             return await store(request, named(spec.namespace_path, spec.check, body))
 

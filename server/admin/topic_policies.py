@@ -52,7 +52,8 @@ def routes(access: TopicAccess) -> list[web.RouteDef]:
             name = await existing(request)
             if query_flag(request, "applied"):
                 return json_or_empty(await applied(name, spec.field))
-            return json_or_empty(spec.topic_value(await policies.get(name)))
+            own = spec.topic_value(await policies.get(name))
+            return json_or_empty(spec.topic_default if own is None else own)
 
         @rest_handler
         async def set_(request: web.Request) -> web.Response:
@@ -66,7 +67,7 @@ def routes(access: TopicAccess) -> list[web.RouteDef]:
             return no_content()
 
         path = f"{TOPIC_PATH}/{spec.topic_path}"
-        return [web.get(path, get), web.route(spec.namespace_set_method, path, set_), web.delete(path, remove)]
+        return [web.get(path, get), web.route(spec.topic_set_method, path, set_), web.delete(path, remove)]
 
     return [route for spec in TOPIC_SPECS for route in handlers(spec)] + _backlog_quota_routes(access, existing)
 

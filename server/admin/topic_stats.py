@@ -77,6 +77,7 @@ def _consumer(consumer: Any) -> dict[str, Any]:
         "unackedMessages": consumer.unacked_messages, "blockedConsumerOnUnackedMsgs": consumer.blocked_on_unacked,
         "address": consumer.connection.remote, "clientVersion": consumer.connection.client_version,
         "priorityLevel": consumer.priority_level, "metadata": dict(consumer.metadata),
+        "connectedSince": consumer.connected_since,
     }
 
 

@@ -4,6 +4,8 @@ GET reports it) and termination."""
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Any
 
 from managed_ledger.position import Position
@@ -24,18 +26,34 @@ T = TOPIC_PATH
 PARTITIONED_METADATA_MEDIA_TYPE = "application/vnd.partitioned-topic-metadata+json"
 
 
+#: A JSON string Jackson reads as a Java int: an optional sign and ASCII digits.
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")
+_JAVA_INT = range(-(2**31), 2**31)
+
+
 async def _partitions_in(request: web.Request) -> int:
-    """The partition count of a request body: a JSON integer, or Pulsar's PartitionedTopicMetadata
-    object under its own media type (its properties are not kept by this broker)."""
+    """The partition count of a request body: a JSON number or numeric string, as Jackson reads
+    a Java int, or Pulsar's PartitionedTopicMetadata object under its own media type (its
+    properties are not kept by this broker)."""
     body = await read_json(request)
     if request.content_type == PARTITIONED_METADATA_MEDIA_TYPE:
         require(isinstance(body, dict), BAD_REQUEST, "Expected a PartitionedTopicMetadata object")
-        body = body.get("partitions")
-    return _partition_count(body)
+        return _partition_count(body.get("partitions"))
+    return _partition_count(_as_java_int(body))
+
+
+def _as_java_int(body: Any) -> Any:
+    """What Jackson makes of a JSON value bound to an int parameter: "2" (trimmed) is 2 and a
+    fraction is truncated (its default coercions); anything else is left for the check to refuse."""
+    if isinstance(body, str) and _INT_TEXT.fullmatch(body.strip()):
+        return int(body.strip())
+    if isinstance(body, float) and math.isfinite(body):
+        return int(body)
+    return body
 
 
 def _partition_count(body: Any) -> int:
-    require(isinstance(body, int) and not isinstance(body, bool), BAD_REQUEST,
+    require(isinstance(body, int) and not isinstance(body, bool) and body in _JAVA_INT, BAD_REQUEST,
             "The number of partitions must be an integer")
     require(body > 0, NOT_ACCEPTABLE, "Number of partitions should be more than 0")
     return body

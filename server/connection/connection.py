@@ -30,6 +30,7 @@ from server.topics.topic_name import TopicName
 
 from .keepalive import Keepalive
 from .send_refusal import refusal_of
+from .unserved import refusal
 from .write_pressure import HIGH_WATER, WriteGate
 
 if TYPE_CHECKING:
@@ -216,7 +217,7 @@ class Connection(asyncio.Protocol):
         self._check_allowed(command.type)
         handler = _HANDLERS.get(command.type)
         if handler is None:
-            log.warning("unsupported command %s from %s", Cmd.Type.Name(command.type), self.remote)
+            self.write(refusal(command, self.remote))
             return
         handler(self, command, frame)
 
@@ -477,6 +478,15 @@ class Connection(asyncio.Protocol):
         positions = [position_of(m) for m in request.message_ids] or None
         consumer.subscription.redeliver(consumer, positions)
 
+    def _on_consumer_stats(self, command: Cmd, frame: Frame) -> None:
+        request = command.consumerStats
+        consumer = self._consumers.get(request.consumer_id)
+        if consumer is None:
+            self.write(commands.consumer_stats_error(request.request_id, pb.ConsumerNotFound,
+                                                     f"Consumer {request.consumer_id} not found"))
+            return
+        self.write(commands.consumer_stats_response(request.request_id, **consumer.broker_stats()))
+
     def _on_close_consumer(self, command: Cmd, frame: Frame) -> None:
         request = command.close_consumer
         consumer = self._consumers.pop(request.consumer_id, None)
@@ -584,6 +594,7 @@ _HANDLERS: dict[int, Callable[[Connection, Cmd, Frame], None]] = {
     Cmd.ACK: Connection._on_ack,
     Cmd.REDELIVER_UNACKNOWLEDGED_MESSAGES: Connection._on_redeliver,
     Cmd.CLOSE_CONSUMER: Connection._on_close_consumer,
+    Cmd.CONSUMER_STATS: Connection._on_consumer_stats,
     Cmd.UNSUBSCRIBE: Connection._on_unsubscribe,
     Cmd.SEEK: Connection._on_seek,
     Cmd.GET_LAST_MESSAGE_ID: Connection._on_get_last_message_id,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from managed_ledger.errors import MetadataSessionLostError
 from server.config import BrokerConfig
 from server.topics.subscriptions.delayed_delivery import DelayedDeliveryPolicy
 from server.topics.topic import Topic
@@ -87,7 +88,10 @@ class NamespacePoliciesWatch(PeriodicTask):
         for namespace in set(self._seen) - set(by_namespace):
             del self._seen[namespace]
         for namespace, topics in by_namespace.items():
-            stamp = await self._broker.policies.stamp(namespace)
+            try:
+                stamp = await self._broker.policies.stamp(namespace)
+            except MetadataSessionLostError:   # the store logs the outage; look again next round
+                return
             if namespace in self._seen and self._seen[namespace] == stamp:
                 continue
             self._seen[namespace] = stamp

@@ -60,7 +60,10 @@ class PolicySpec:
     topic_field: str | None = None         # TopicPolicies name (None: namespace level only)
     per_cluster: bool = False              # the namespace field is {cluster: value}
     namespace_default: Any = None          # what GET answers when the namespace has none
+    topic_default: Any = None              # what GET answers when the topic has none
     namespace_set_method: str = "POST"
+    topic_set_method: str = "POST"
+    empty_body_clears: bool = False        # a namespace POST without a body removes the policy
 
     def namespace_value(self, policies: dict[str, Any], cluster: str) -> Any:
         value = policies.get(self.field)
@@ -106,7 +109,8 @@ SPECS: tuple[PolicySpec, ...] = (
     _spec(BACKLOG_QUOTA_MAP, values.backlog_quota_map, None, None, "backLogQuotaMap"),
     _spec(DEDUPLICATION_ENABLED, values.boolean, "deduplication", "deduplicationEnabled", "deduplicationEnabled"),
     _spec(DEDUPLICATION_SNAPSHOT_INTERVAL, values.non_negative_int("deduplication snapshot interval"),
-          "deduplicationSnapshotInterval", "deduplicationSnapshotInterval", "deduplicationSnapshotIntervalSeconds"),
+          "deduplicationSnapshotInterval", "deduplicationSnapshotInterval", "deduplicationSnapshotIntervalSeconds",
+          empty_body_clears=True),   # pulsar-admin's remove posts a null interval
     _spec(PERSISTENCE, values.persistence, "persistence", "persistence", "persistence"),
     _spec(PUBLISH_RATE, values.publish_rate, "publishRate", "publishRate", "publishRate", per_cluster=True),
     _spec(DISPATCH_RATE, values.dispatch_rate, "dispatchRate", "dispatchRate", "dispatchRate", per_cluster=True),
@@ -126,7 +130,7 @@ SPECS: tuple[PolicySpec, ...] = (
     _spec(MAX_SUBSCRIPTIONS, values.non_negative_int("maxSubscriptionsPerTopic"), "maxSubscriptionsPerTopic",
           "maxSubscriptionsPerTopic", "maxSubscriptionsPerTopic"),
     _spec(SUBSCRIPTION_TYPES, values.subscription_types, "subscriptionTypesEnabled", "subscriptionTypesEnabled",
-          "subscriptionTypesEnabled"),
+          "subscriptionTypesEnabled", namespace_default=[], topic_default=[]),   # Pulsar keeps an empty set
     _spec(DELAYED_DELIVERY, values.delayed_delivery, "delayedDelivery", "delayedDelivery"),
     _spec(INACTIVE_TOPIC_POLICIES, values.inactive_topic_policies, "inactiveTopicPolicies", "inactiveTopicPolicies",
           "inactiveTopicPolicies"),
@@ -134,10 +138,10 @@ SPECS: tuple[PolicySpec, ...] = (
     _spec(SUBSCRIPTION_EXPIRATION, values.non_negative_int("subscriptionExpirationTimeMinutes"),
           "subscriptionExpirationTime"),
     _spec(COMPACTION_THRESHOLD, values.non_negative_int("compaction threshold"), "compactionThreshold",
-          "compactionThreshold", "compactionThreshold"),
+          "compactionThreshold", "compactionThreshold", namespace_set_method="PUT"),
     _spec(SCHEMA_COMPATIBILITY_STRATEGY, values.schema_strategy, "schemaCompatibilityStrategy",
           "schemaCompatibilityStrategy", "schemaCompatibilityStrategy", namespace_default="UNDEFINED",
-          namespace_set_method="PUT"),
+          namespace_set_method="PUT", topic_set_method="PUT"),
     _spec(ALLOW_AUTO_UPDATE_SCHEMA, values.boolean, "isAllowAutoUpdateSchema", namespace_default=True),
     _spec(AUTO_SUBSCRIPTION_CREATION, values.auto_subscription_creation, "autoSubscriptionCreation",
           "autoSubscriptionCreation", "autoSubscriptionCreationOverride"),

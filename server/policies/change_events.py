@@ -41,7 +41,9 @@ class EventTopic(Protocol):
 
 
 def change_events_topic(namespace: str) -> TopicName:
-    return TopicName.parse(f"persistent://{namespace}/{CHANGE_EVENTS}")
+    """Built, not parsed: a V1 namespace (this broker's heartbeat namespace) has one too."""
+    tenant, local = namespace.split("/", 1)
+    return TopicName("persistent", tenant, local, CHANGE_EVENTS)
 
 
 def is_system_topic(name: TopicName) -> bool:

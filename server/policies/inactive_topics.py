@@ -24,6 +24,7 @@ from server.errors import BrokerError
 from server.topics.non_persistent_topic import NonPersistentTopic
 from server.topics.topic import Topic
 
+from .change_events import is_system_topic
 from .monitored_broker import MonitoredBroker
 from .periodic import PeriodicTask
 
@@ -93,6 +94,8 @@ class InactiveTopicMonitor(PeriodicTask):
         for key in set(self._inactive_since) - {str(t.name) for t in loaded}:
             del self._inactive_since[key]
         for topic in loaded:
+            if is_system_topic(topic.name):   # the broker's own state: never inactive
+                continue
             policy = policy_of(topic.policies, self._default)
             key = str(topic.name)
             if not policy.delete_while_inactive or is_active(topic, policy.mode):

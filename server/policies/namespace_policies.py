@@ -25,10 +25,12 @@ ALLOW_AUTO_UPDATE_SCHEMA = "is_allow_auto_update_schema"
 
 
 def policies_path(namespace: str) -> str:
-    tenant, sep, local = namespace.partition("/")
-    if not sep or not TopicName.is_named_entity(tenant) or not TopicName.is_named_entity(local):
+    """Where a namespace's Policies are: tenant/namespace, or a V1 tenant/cluster/namespace
+    (this broker's heartbeat namespace, which has none) where Pulsar keeps those."""
+    parts = namespace.split("/")
+    if len(parts) not in (2, 3) or not all(map(TopicName.is_named_entity, parts)):
         raise NotAllowed(f"Invalid namespace name {namespace!r}: expected tenant/namespace")
-    return f"{POLICIES_ROOT}/{tenant}/{local}"
+    return f"{POLICIES_ROOT}/{namespace}"
 
 
 class NamespacePolicies:

@@ -73,6 +73,7 @@ class FakeTopic:
     stats: TopicStats = field(default_factory=TopicStats)
     broker: FakeBroker = field(default_factory=FakeBroker)
     delayed_delivery: DelayedDeliveryPolicy = DelayedDeliveryPolicy(active=False, tick_ms=1000)
+    name: str = "persistent://public/default/fake"
 
 
 class FakeSubscription:

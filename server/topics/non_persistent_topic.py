@@ -19,6 +19,7 @@ from server.errors import ConsumerBusy, NotAllowed
 
 from .producer_access import ProducerAccess
 from .stats import TopicStats
+from .subscriptions.active_consumer import pick_active
 from .subscriptions.consumer import Consumer
 from .subscriptions.dispatcher_key_shared import keyed_entry
 from .subscriptions.key_shared_selector import policy_conflict, selector_for
@@ -75,13 +76,13 @@ class RoundRobinSelector:
 
 
 class SingleActiveSelector:
-    """Exclusive and Failover: the active consumer (Failover: by priority, then name, a
-    partition's index modulo the consumers), told to every Failover consumer."""
+    """Exclusive and Failover: the active consumer, picked as on persistent topics
+    (active_consumer.py), told to every Failover consumer."""
 
-    def __init__(self, sub_type: int, partition_index: int) -> None:
+    def __init__(self, sub_type: int, topic: TopicName) -> None:
         self.consumers: list[Consumer] = []
         self._sub_type = sub_type
-        self._partition_index = partition_index
+        self._topic = topic
         self._active: Consumer | None = None
 
     def add(self, consumer: Consumer) -> None:
@@ -96,12 +97,8 @@ class SingleActiveSelector:
             self._pick_active()
 
     def _pick_active(self) -> None:
-        ordered = sorted(self.consumers, key=lambda c: (c.priority_level, c.name))
-        if not ordered:
-            self._active = None
-            return
-        self._active = ordered[max(self._partition_index, 0) % len(ordered)]
-        if self._sub_type == pb.CommandSubscribe.Failover:
+        self._active = pick_active(self.consumers, self._topic.partition_index, str(self._topic))
+        if self._active is not None and self._sub_type == pb.CommandSubscribe.Failover:
             for consumer in self.consumers:
                 consumer.set_active(consumer is self._active)
 
@@ -144,7 +141,7 @@ class NonPersistentSubscription:
         self.topic = topic
         self.name = name
         self.sub_type = command.subType
-        self.selector = _selector_for(command, topic.name.partition_index, topic.broker.config)
+        self.selector = _selector_for(command, topic.name, topic.broker.config)
         self.dropped_messages = 0
         self.stats = TopicStats()
 
@@ -199,7 +196,7 @@ class NonPersistentSubscription:
             self.selector.remove(consumer)
 
 
-def _selector_for(command: pb.CommandSubscribe, partition_index: int, config: "BrokerConfig") -> ConsumerSelector:
+def _selector_for(command: pb.CommandSubscribe, topic: TopicName, config: "BrokerConfig") -> ConsumerSelector:
     """The selector of a subscription, from the SUBSCRIBE that creates it."""
     sub_type = command.subType
     if sub_type == pb.CommandSubscribe.Shared:
@@ -207,7 +204,7 @@ def _selector_for(command: pb.CommandSubscribe, partition_index: int, config: "B
     if sub_type == pb.CommandSubscribe.Key_Shared:
         return StickyKeySelector(key_shared_meta_of(command), config)
     if sub_type in (pb.CommandSubscribe.Exclusive, pb.CommandSubscribe.Failover):
-        return SingleActiveSelector(sub_type, partition_index)
+        return SingleActiveSelector(sub_type, topic)
     raise NotAllowed(f"Subscription type {SubType.Name(sub_type)} is not supported on non-persistent topics yet")
 
 

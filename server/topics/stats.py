@@ -9,6 +9,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+
+def pulsar_time(millis: int) -> str:
+    """A time as Pulsar's DateFormatter shows it in stats and headers: ISO-8601 with
+    milliseconds and the UTC offset."""
+    moment = datetime.fromtimestamp(millis / 1000, tz=timezone.utc)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass(frozen=True)

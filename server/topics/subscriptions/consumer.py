@@ -8,12 +8,14 @@ blockedConsumerOnUnackedMsgs).
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable
 
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
 from protocol.codec import encode_payload_frame
+from server.topics.stats import pulsar_time
 
 if TYPE_CHECKING:
     from managed_ledger.position import Entry, Position
@@ -54,6 +56,7 @@ class Consumer:
     subscribed: bool = field(default=False, init=False)
     _held_active: bool | None = field(default=None, init=False)
     told_end_of_topic: bool = field(default=False, init=False)
+    connected_since: str = field(default_factory=lambda: pulsar_time(time.time_ns() // 1_000_000), init=False)
 
     @property
     def can_take_messages(self) -> bool:
@@ -61,6 +64,19 @@ class Consumer:
         is not backed up."""
         room = self.permits > 0 if self.entry_allowance is None else self.entry_allowance > 0
         return room and not self.blocked_on_unacked and self.connection.writable
+
+    def broker_stats(self) -> dict[str, str | int | float | bool]:
+        """What CONSUMER_STATS answers, by CommandConsumerStatsResponse's field names, as Pulsar
+        fills them: this consumer's counters and its subscription's backlog. Rates are not
+        measured per consumer here: they answer 0."""
+        return {
+            "consumerName": self.name, "availablePermits": max(0, self.permits),
+            "unackedMessages": self.unacked_messages, "blockedConsumerOnUnackedMsgs": self.blocked_on_unacked,
+            "address": self.connection.remote, "connectedSince": self.connected_since,
+            "type": pb.CommandSubscribe.SubType.Name(self.sub_type), "msgBacklog": self.subscription.backlog(),
+            "msgRateOut": 0.0, "msgThroughputOut": 0.0, "msgRateRedeliver": 0.0, "msgRateExpired": 0.0,
+            "messageAckRate": 0.0,
+        }
 
     def send(self, entry: "Entry", num_messages: int, redelivery_count: int, ack_set: list[int] | None) -> None:
         """Write one stored entry as MESSAGE, bytes unchanged, and count it as unacknowledged."""

@@ -1,14 +1,13 @@
 """Exclusive and Failover: one active consumer receives everything, in order.
 
-Failover picks the active consumer by priority level then name (for a partition: the
-partition index modulo the consumers of the best priority level, sorted by name, so
-partitions spread over them) and tells every consumer whether it is active when the active
-one changes (a consumer that joins without changing it hears it alone). As in Pulsar, that
-announcement waits activeConsumerFailoverDelayTimeMillis: the Go client registers a consumer
-only after its SUBSCRIBE succeeded, and drops an announcement that overtakes that. A change of active
-consumer, or a redelivery request, rewinds the cursor so the new owner sees every
-unacknowledged entry again. As in Pulsar, these types keep no redelivery count (MESSAGE
-carries none) and ignore deliver_at_time.
+The active consumer is picked as Pulsar picks it (active_consumer.py). When it changes on a
+Failover subscription, nothing is dispatched for activeConsumerFailoverDelayTimeMillis (Pulsar's
+scheduled readMoreEntries): the previous consumer may still be working through what it got, and
+a failing one may come back. Then every consumer is told whether it is the active one, and the
+cursor rewinds so the new owner sees every unacknowledged entry again; one wait covers every
+change made during it. A consumer that joins without changing the active one hears it at once,
+alone. On Exclusive the switch is immediate. As in Pulsar, these types keep no redelivery count
+(MESSAGE carries none) and ignore deliver_at_time.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Iterable
 from protocol import pulsar_api_pb2 as pb
 from server.errors import ConsumerBusy
 
+from .active_consumer import pick_active
 from .dispatcher import Dispatcher, ReadLimits
 
 if TYPE_CHECKING:
@@ -35,7 +35,8 @@ class SingleActiveConsumerDispatcher(Dispatcher):
         self.partition_index = partition_index
         self.failover_delay_s = failover_delay_s
         self.active: "Consumer | None" = None
-        self._announcement: asyncio.TimerHandle | None = None
+        #: While the failover delay runs: nothing is dispatched.
+        self._switching: asyncio.TimerHandle | None = None
 
     def add_consumer(self, consumer: "Consumer") -> None:
         if self.sub_type == pb.CommandSubscribe.Exclusive and self.consumers:
@@ -56,48 +57,44 @@ class SingleActiveConsumerDispatcher(Dispatcher):
             self.rewind()
 
     def _pick_active(self, joined: "Consumer | None" = None) -> None:
-        if not self.consumers:
-            self.active = None
+        chosen = pick_active(self.consumers, self.partition_index, str(self.subscription.topic.name))
+        if chosen is self.active:
+            if joined is not None and self._failover:
+                joined.set_active(joined is chosen)
             return
-        ordered = sorted(self.consumers, key=lambda c: (c.priority_level, c.name))
-        best = [c for c in ordered if c.priority_level == ordered[0].priority_level]
-        chosen = best[self.partition_index % len(best)] if self.partition_index >= 0 else best[0]
-        changed = chosen is not self.active
-        if changed:
-            if self.active is not None:
-                self._take_pending(self.active)
-            self.active = chosen
-            self.rewind()
-        if self.sub_type != pb.CommandSubscribe.Failover:
+        if self.active is not None:
+            self._take_pending(self.active)
+        self.active = chosen
+        if chosen is None:
             return
-        if changed:
-            self._announce_later()
-        elif joined is not None:
-            joined.set_active(joined is chosen)
+        if not self._failover or self.failover_delay_s <= 0:
+            self._switch()
+        elif self._switching is None:
+            self._switching = asyncio.get_running_loop().call_later(self.failover_delay_s, self._switch)
 
-    def _announce_later(self) -> None:
-        """One announcement after the delay covers every change made meanwhile."""
-        if self.failover_delay_s <= 0:
-            self._announce()
-        elif self._announcement is None:
-            self._announcement = asyncio.get_running_loop().call_later(self.failover_delay_s, self._announce)
+    @property
+    def _failover(self) -> bool:
+        return self.sub_type == pb.CommandSubscribe.Failover
 
-    def _announce(self) -> None:
-        """ACTIVE_CONSUMER_CHANGE: every consumer learns whether it is the active one."""
-        self._announcement = None
-        for consumer in self.consumers:
-            consumer.set_active(consumer is self.active)
+    def _switch(self) -> None:
+        """The active consumer takes over: Failover consumers learn who it is, then it is sent
+        everything unacknowledged."""
+        self._switching = None
+        if self._failover:
+            for consumer in self.consumers:
+                consumer.set_active(consumer is self.active)
+        self.rewind()
 
     def close(self) -> None:
-        if self._announcement is not None:
-            self._announcement.cancel()
-            self._announcement = None
+        if self._switching is not None:
+            self._switching.cancel()
+            self._switching = None
         super().close()
 
     def _select_consumer(self) -> "Consumer | None":
         active = self.active
-        return active if active is not None and active.can_take_messages else None
+        return active if active is not None and active.can_take_messages and self._switching is None else None
 
     def _permits_available(self) -> int:
-        active = self.active
-        return active.permits if active is not None and active.can_take_messages else 0
+        active = self._select_consumer()
+        return active.permits if active is not None else 0
