@@ -6,9 +6,11 @@ After every cycle it checks, with a reader from the earliest position:
   in the order it sent them (no duplicate, even for sends the client retried after the crash);
 - messages the consumer acknowledged are not delivered again, except those acknowledged from
   ACK_BOUND_S before a kill until ACK_BOUND_S after the broker is ready again (the documented
-  crash bound: the client groups acks for up to 100 ms, the broker persists cursors every
-  managedLedgerCursorFlushIntervalMs = 200 ms; and an ack the application makes while its
-  client is disconnected, on a message from the client's receive queue, is lost by the client).
+  crash bound: the client groups acks for up to 100 ms, the broker persists a cursor
+  managedLedgerCursorFlushIntervalMs = 200 ms after an ack, and at most
+  managedLedgerDefaultMarkDeleteRateLimit = 1 time a second; and an ack the application makes
+  while its client is disconnected, on a message from the client's receive queue, is lost by
+  the client).
 
     python benchmarks/crash_harness.py [--cycles 20] [--producers 3] [--seed N]
 
@@ -37,7 +39,7 @@ CONFIG = {
     "defaultRetentionTimeInMinutes": -1,      # keep everything, so the check can read it all
     "defaultRetentionSizeInMB": -1,
 }
-ACK_BOUND_S = 1.0
+ACK_BOUND_S = 1.5
 TOPIC = "persistent://public/default/crash-harness"
 SUBSCRIPTION = "harness"
 

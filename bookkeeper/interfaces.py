@@ -62,9 +62,11 @@ class WriteHandle(ReadHandle, Protocol):
 class LedgerClient(Protocol):
     """Creates, opens and deletes ledgers."""
 
-    async def create_ledger(self, custom: dict[str, bytes] | None = None) -> WriteHandle:
+    async def create_ledger(self, custom: dict[str, bytes] | None = None, ensemble_size: int | None = None,
+                            write_quorum: int | None = None, ack_quorum: int | None = None) -> WriteHandle:
         """custom: who the ledger is for (managed_ledger/ledger_tags.py), kept in its metadata
-        where other processes may read it."""
+        where other processes may read it. The ensemble and quorums (None: the client's
+        defaults) place the ledger on a BookKeeper cluster; the embedded bookie keeps one copy."""
 
     async def open_ledger(self, ledger_id: int, recovery: bool = True) -> ReadHandle:
         """With recovery, an unsealed ledger is fenced (its writer's adds are refused from now

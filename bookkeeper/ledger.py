@@ -148,8 +148,10 @@ class BookKeeper:
         bookie = await Bookie.start(directory, config, live)
         return cls(store, bookie)
 
-    async def create_ledger(self, custom: dict[str, bytes] | None = None) -> LedgerWriter:
-        """custom is not kept: this broker is the only user of its embedded bookie's ledgers."""
+    async def create_ledger(self, custom: dict[str, bytes] | None = None, ensemble_size: int | None = None,
+                            write_quorum: int | None = None, ack_quorum: int | None = None) -> LedgerWriter:
+        """custom is not kept: this broker is the only user of its embedded bookie's ledgers;
+        nor are the ensemble and quorums: one bookie, one copy."""
         ledger_id = await self._next_ledger_id()
         metadata = LedgerMetadata(ledger_id, LedgerState.OPEN, created_ms=int(time.time() * 1000))
         version = await self.store.put(ledger_path(ledger_id), metadata.encode(), -1)

@@ -78,12 +78,17 @@ def zk_json(cluster, path: str) -> object:
 
 
 def ledger_ensemble(cluster, broker, topic: str) -> list[str]:
-    """The bookies of the ledger the topic writes now (its last ensemble, from the ledger's
-    BookKeeper metadata in ZooKeeper), in ensemble order."""
+    """The bookies of the ledger the topic writes now (its last ensemble), in ensemble order."""
+    return list(ledger_metadata(cluster, broker, topic).last_ensemble)
+
+
+def ledger_metadata(cluster, broker, topic: str, index: int = -1) -> LedgerMetadata:
+    """The BookKeeper metadata (in ZooKeeper) of one of the topic's ledgers (default: the one it
+    writes now), found through its internal stats."""
     name = TopicName.parse(topic)
     status, stats = http("GET", f"{broker.web_url}/admin/v2/persistent/{name.namespace}/{name.local_name}/internalStats")
     assert status == 200, stats
-    ledger_id = stats["ledgers"][-1]["ledgerId"]
+    ledger_id = stats["ledgers"][index]["ledgerId"]
     zk = KazooClient(hosts=cluster.zk_address)
     zk.start(timeout=30)
     try:
@@ -91,4 +96,4 @@ def ledger_ensemble(cluster, broker, topic: str) -> list[str]:
     finally:
         zk.stop()
         zk.close()
-    return list(LedgerMetadata.decode(raw).last_ensemble)
+    return LedgerMetadata.decode(raw)

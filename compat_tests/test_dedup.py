@@ -1,10 +1,15 @@
-"""Message deduplication: by producer name and sequence id, across reconnects, restarts and kill -9."""
+"""Message deduplication: by producer name and sequence id, across reconnects, restarts and kill -9;
+turned on and off by the broker, namespace and topic policies, also on a loaded topic."""
 
 from __future__ import annotations
+
+import time
 
 import pulsar
 import pytest
 
+from compat_tests.admin_http import AdminHttp
+from compat_tests.test_topic_policies import settles, topic_path
 from compat_tests.helpers import (
     create_namespace, data_of, entry_of, expect_nothing, payloads, receive_n, send_all,
     subscribe_earliest, unique_topic,
@@ -143,3 +148,93 @@ def test_namespace_policy_turns_deduplication_off(make_broker, connect):
     client = connect(broker)
     assert _stored_count(client, f"persistent://public/raw/{unique_topic()}", duplicates=1) == 3
     assert _stored_count(client, unique_topic("deduped"), duplicates=1) == 2
+
+
+def deduplication_status(http: AdminHttp, topic: str) -> str:
+    return http.get(topic_path(topic) + "/stats").json()["deduplicationStatus"]
+
+
+def status_becomes(http: AdminHttp, topic: str, expected: str) -> bool:
+    """Pulsar switches a loaded topic over in the background: wait for its stats to say so."""
+    deadline = time.monotonic() + 10
+    while deduplication_status(http, topic) != expected:
+        assert time.monotonic() < deadline, f"deduplication of {topic} never became {expected}"
+        time.sleep(0.1)
+    return True
+
+
+@pytest.mark.parametrize("turn_on", [True, False])
+def test_a_topic_policy_switches_a_loaded_topic_without_reconnecting(make_broker, connect, turn_on):
+    """The producer stays connected throughout (no unload); only that topic changes."""
+    broker = make_broker({} if turn_on else DEDUP_CONFIG)
+    client, http = connect(broker), AdminHttp(broker.web_url)
+    topic, other = unique_topic("switched"), unique_topic("unchanged")
+    consumer, unchanged = subscribe_earliest(client, topic), subscribe_earliest(client, other)
+    producer = client.create_producer(topic, producer_name="kept", batching_enabled=False)
+    other_producer = client.create_producer(other, producer_name="kept", batching_enabled=False)
+    send_with_ids(producer, [b"before"])
+    assert status_becomes(http, topic, "Disabled" if turn_on else "Enabled")
+
+    assert http.post(topic_path(topic) + "/deduplicationEnabled", json=turn_on).status_code == 204
+    assert settles(http, topic_path(topic) + "/deduplicationEnabled", turn_on)
+    assert status_becomes(http, topic, "Enabled" if turn_on else "Disabled")
+    send_with_ids(producer, [b"a", b"b"], first_id=10)
+    resent = producer.send(b"a again", sequence_id=10)
+    send_with_ids(other_producer, [b"x"], first_id=10)
+    other_resent = other_producer.send(b"x again", sequence_id=10)
+
+    assert producer.is_connected()
+    expected = [b"before", b"a", b"b"] + ([] if turn_on else [b"a again"])
+    assert data_of(receive_n(consumer, len(expected))) == expected
+    expect_nothing(consumer)
+    assert (entry_of(resent) == DUPLICATE_ID) is turn_on
+    assert (entry_of(other_resent) == DUPLICATE_ID) is not turn_on   # the broker's setting
+    assert data_of(receive_n(unchanged, 2 if turn_on else 1))[0] == b"x"
+    internal = http.get(topic_path(topic) + "/internalStats").json()
+    assert ("pulsar.dedup" in internal["cursors"]) is turn_on
+
+
+def test_a_namespace_policy_switches_its_loaded_topics(make_broker, connect):
+    broker = make_broker({})
+    create_namespace(broker, "public/switched")
+    client, http = connect(broker), AdminHttp(broker.web_url)
+    topic = f"persistent://public/switched/{unique_topic()}"
+    local = topic.rsplit("/", 1)[1]
+    stats = f"/admin/v2/persistent/public/switched/{local}/stats"
+    producer = client.create_producer(topic, producer_name="kept", batching_enabled=False)
+    assert http.get(stats).json()["deduplicationStatus"] == "Disabled"
+
+    assert http.post("/admin/v2/namespaces/public/switched/deduplication", json=True).status_code == 204
+    deadline = time.monotonic() + 10
+    while http.get(stats).json()["deduplicationStatus"] != "Enabled":
+        assert time.monotonic() < deadline, "the namespace policy never reached the loaded topic"
+        time.sleep(0.1)
+    send_with_ids(producer, [b"a"], first_id=5)
+    assert entry_of(producer.send(b"a again", sequence_id=5)) == DUPLICATE_ID
+
+
+def test_a_snapshot_is_taken_by_time_where_the_topic_policy_says(make_broker, connect):
+    """With 1000 entries between snapshots, a topic whose deduplicationSnapshotInterval is 1 s
+    is snapshotted after its few entries (its deduplication cursor moves up to them), while a
+    topic under the broker's 0 (by entries only) is not."""
+    broker = make_broker({**DEDUP_CONFIG, "brokerDeduplicationEntriesInterval": 1000,
+                          "brokerDeduplicationSnapshotIntervalSeconds": 0,
+                          "brokerDeduplicationSnapshotFrequencyInSeconds": 1})
+    client, http = connect(broker), AdminHttp(broker.web_url)
+    timed, by_entries = unique_topic("timed"), unique_topic("by-entries")
+    producers = [client.create_producer(t, producer_name="p", batching_enabled=False) for t in (timed, by_entries)]
+    assert http.post(topic_path(timed) + "/deduplicationSnapshotInterval", json=1).status_code == 204
+    assert settles(http, topic_path(timed) + "/deduplicationSnapshotInterval", 1)
+    for producer in producers:
+        send_with_ids(producer, payloads(3))
+
+    def dedup_cursor(topic: str) -> tuple[str, str]:
+        internal = http.get(topic_path(topic) + "/internalStats").json()
+        return internal["cursors"]["pulsar.dedup"]["markDeletePosition"], internal["lastConfirmedEntry"]
+
+    deadline = time.monotonic() + 10
+    while (found := dedup_cursor(timed))[0] != found[1]:
+        assert time.monotonic() < deadline, f"no snapshot by time: {found}"
+        time.sleep(0.2)
+    mark_delete, last = dedup_cursor(by_entries)
+    assert mark_delete != last

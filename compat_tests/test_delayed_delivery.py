@@ -1,6 +1,7 @@
 """Delayed delivery (deliver_after / deliver_at): held by the broker on Shared subscriptions
-until due, never early; immediate on Exclusive and Failover and when delayedDeliveryEnabled is
-false; held messages stay unacknowledged, so they survive a kill -9 restart."""
+until due, never early; immediate on Exclusive and Failover and when delayed delivery is off
+(the topic's policy, else its namespace's, else delayedDeliveryEnabled); held messages stay
+unacknowledged, so they survive a kill -9 restart."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from datetime import timedelta
 import pulsar
 import pytest
 
+from compat_tests.admin_http import AdminHttp
 from compat_tests.conftest import _broker_fixture
 from compat_tests.helpers import data_of, expect_nothing, now_ms, receive_n, unique_topic
 from compat_tests.test_durability import ACK_PERSIST_WAIT_S, crash_and_restart
+from compat_tests.test_topic_policies import settles, topic_path
 
 DELAY_MS = 1500
 CLOCK_TOLERANCE_MS = 50      # client and broker share this host's clock; allow for rounding
@@ -117,3 +120,77 @@ def test_delayed_messages_survive_kill9_and_arrive_when_due(fresh_broker, connec
     assert now_ms() >= due_at - CLOCK_TOLERANCE_MS
     consumer.acknowledge(delayed)
     expect_nothing(consumer)
+
+
+def delay_is_honoured(client, topic: str) -> bool:
+    """Whether a message sent with a 30 s delay is held (True) or delivered at once (False), to
+    a subscription of its own."""
+    consumer = shared(client, topic, unique_topic("sub"))
+    producer = client.create_producer(topic)
+    producer.send(b"later", deliver_after=timedelta(seconds=30))
+    producer.send(b"now")
+    first = consumer.receive(5000).data()
+    try:
+        second = consumer.receive(1500).data()
+    except pulsar.Timeout:
+        second = None
+    consumer.close()
+    producer.close()
+    if first == b"later":
+        return False
+    assert (first, second) == (b"now", None)
+    return True
+
+
+def test_a_topic_policy_turns_delayed_delivery_off_for_that_topic_only(broker, connect):
+    client, http = connect(broker), AdminHttp(broker.web_url)
+    off, other = unique_topic("delay-off"), unique_topic("delay-on")
+    shared(client, off).close()
+    policy = {"active": False, "tickTime": 1000}
+    assert http.post(topic_path(off) + "/delayedDelivery", json=policy).status_code == 204
+    assert settles(http, topic_path(off) + "/delayedDelivery", policy)
+
+    assert not delay_is_honoured(client, off)
+    assert delay_is_honoured(client, other)
+
+    assert http.delete(topic_path(off) + "/delayedDelivery").status_code == 204   # back to the broker's
+    assert settles(http, topic_path(off) + "/delayedDelivery", {"active": True, "tickTime": 1000}, applied="true")
+    assert delay_is_honoured(client, off)
+
+
+def test_the_namespace_policy_applies_and_a_topic_policy_overrides_it(broker, connect):
+    client, http = connect(broker), AdminHttp(broker.web_url)
+    namespace = f"public/{unique_topic('ns')}"
+    assert http.put(f"/admin/v2/namespaces/{namespace}").status_code == 204
+    policy = {"active": False, "tickTime": 1000}
+    assert http.post(f"/admin/v2/namespaces/{namespace}/delayedDelivery", json=policy).status_code == 204
+    plain, overriding = (f"persistent://{namespace}/{unique_topic()}" for _ in range(2))
+    shared(client, overriding).close()
+    own = f"/admin/v2/persistent/{namespace}/{overriding.rsplit('/', 1)[1]}/delayedDelivery"
+    assert http.post(own, json={"active": True, "tickTime": 1000}).status_code == 204
+    assert settles(http, own, {"active": True, "tickTime": 1000}, applied="true")
+
+    assert not delay_is_honoured(client, plain)
+    assert delay_is_honoured(client, overriding)
+
+
+def test_the_tick_time_of_a_topic_policy_spaces_deliveries(broker, connect):
+    """pulsard's tick: delayed messages never come early, and the tracker fires at most once a
+    tick, so one due 0.3 s after another comes a whole tick after it. (Pulsar, whose
+    isDelayedDeliveryDeliverAtTimeStrict is false by default, instead delivers at once what is
+    due within one tick.)"""
+    client, http = connect(broker), AdminHttp(broker.web_url)
+    topic, tick_ms = unique_topic("tick"), 3000
+    consumer = shared(client, topic)
+    assert http.post(topic_path(topic) + "/delayedDelivery", json={"active": True, "tickTime": tick_ms}).status_code == 204
+    assert settles(http, topic_path(topic) + "/delayedDelivery", {"active": True, "tickTime": tick_ms})
+    producer = client.create_producer(topic)
+    start = now_ms()
+    producer.send(b"first", deliver_at=start + 500)
+    producer.send(b"second", deliver_at=start + 800)
+
+    (first,) = receive_n(consumer, 1, timeout_ms=tick_ms + 5000)
+    first_at = now_ms()
+    (second,) = receive_n(consumer, 1, timeout_ms=tick_ms + 5000)
+    assert data_of([first, second]) == [b"first", b"second"]
+    assert now_ms() - first_at >= tick_ms - CLOCK_TOLERANCE_MS

@@ -3,7 +3,8 @@
 Assumed bounds (pulsard's documented crash guarantees, see ARCHITECTURE.md):
 - A SEND_RECEIPT is only sent once the entry is fsynced, so every receipted message survives
   kill -9 at any instant: no wait is needed between the last receipt and the kill.
-- Acks are persisted in batches. We assume an ack that reached the broker is durable within
+- Acks are persisted in batches, at most managedLedgerDefaultMarkDeleteRateLimit (1) times a
+  second per subscription. We assume an ack that reached the broker is durable within
   CURSOR_FLUSH_BOUND_S; the C++ client itself groups acks for up to 100 ms before sending them.
   So we wait ACK_PERSIST_WAIT_S after the last acknowledge() before killing the broker.
 """
@@ -20,7 +21,7 @@ from compat_tests.helpers import (
 )
 
 CLIENT_ACK_GROUPING_S = 0.1
-CURSOR_FLUSH_BOUND_S = 1.0
+CURSOR_FLUSH_BOUND_S = 1.2
 ACK_PERSIST_WAIT_S = CLIENT_ACK_GROUPING_S + CURSOR_FLUSH_BOUND_S + 0.4
 
 

@@ -59,6 +59,13 @@ class StorageConfig:
     ensemble_size: int = field(default=2, metadata=conf_key("managedLedgerDefaultEnsembleSize"))
     write_quorum: int = field(default=2, metadata=conf_key("managedLedgerDefaultWriteQuorum"))
     ack_quorum: int = field(default=2, metadata=conf_key("managedLedgerDefaultAckQuorum"))
+    #: a cursor persists its mark-delete position at most this often per second (0: no limit);
+    #: acknowledgements in between are persisted when the rate allows (see cursor.py).
+    mark_delete_rate_limit: float = field(default=1.0, metadata=conf_key("managedLedgerDefaultMarkDeleteRateLimit"))
+    #: the longest a cursor's acknowledged state waits to be persisted, whatever the rate limit
+    #: (Pulsar flushes the cursors its rate limiter held back this often).
+    cursor_position_flush_seconds: int = field(
+        default=60, metadata=conf_key("managedLedgerCursorPositionFlushSeconds"))
     #: a cursor skips (and acknowledges) an entry none of whose copies can be read, instead of
     #: retrying it until a bookie holding it is back (Pulsar's key and default).
     auto_skip_non_recoverable_data: bool = field(
@@ -75,3 +82,21 @@ class StorageConfig:
     @property
     def uses_bookkeeper_cluster(self) -> bool:
         return bool(self.bookkeeper_client.metadata_service_uri)
+
+    @property
+    def default_persistence(self) -> PersistencePolicy:
+        """The managedLedgerDefault* keys: what a topic gets without a persistence policy."""
+        return PersistencePolicy(self.ensemble_size, self.write_quorum, self.ack_quorum, self.mark_delete_rate_limit)
+
+
+@dataclass(frozen=True)
+class PersistencePolicy:
+    """How one managed ledger stores its data (Pulsar's PersistencePolicies): each new ledger on
+    E bookies, Qw copies of each entry, acknowledged after Qa (a BookKeeper cluster acts on
+    them; the embedded bookie keeps one copy), and its cursors' mark-delete persists per second
+    at most (0: no limit)."""
+
+    ensemble_size: int
+    write_quorum: int
+    ack_quorum: int
+    mark_delete_rate: float

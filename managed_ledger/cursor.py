@@ -8,12 +8,15 @@ mark-delete move it forward, also across ledger boundaries when no entry lies be
 
 Persistence of durable cursors is batched: an acknowledgement only marks the cursor dirty,
 and dirty state is stored (cursor_store.py: in the metadata store, or in the cursor's ledger on
-a BookKeeper cluster) at most every cursor_flush_interval_ms, on flush() and on close; reset()
-stores before it returns.
+a BookKeeper cluster) cursor_flush_interval_ms later, on flush() and on close; reset() stores
+before it returns. The managed ledger's persistence policy limits the background stores to its
+mark-delete rate (Pulsar's managedLedgerMaxMarkDeleteRate: acknowledgements beyond it are kept
+in memory); what waits is stored once the rate allows, and never later than
+managedLedgerCursorPositionFlushSeconds, Pulsar's bound for what its rate limiter holds back.
 
 Crash bound: after kill -9, acknowledgements made since the last completed flush (at most one
-flush interval plus one metadata write) are lost, so those entries may be redelivered. Nothing
-acknowledged before that is redelivered, and no unacknowledged entry is ever skipped (but one
+flush interval, or 1/rate seconds, plus one metadata write) are lost, so those entries may be
+redelivered. Nothing acknowledged before that is redelivered, and no unacknowledged entry is ever skipped (but one
 whose every copy is lost, or whose ledger is gone, with autoSkipNonRecoverableData=true: it is
 acknowledged unread; see lost_entries.py).
 
@@ -77,6 +80,7 @@ class ManagedCursorImpl:
         self._flush_timer: asyncio.TimerHandle | None = None
         self._flush_lock = asyncio.Lock()
         self._flush_tasks: set[asyncio.Task] = set()
+        self._last_persist = -float("inf")   # loop time of the last background store
         #: Mark-delete as last written to the metadata store (what trimming may rely on).
         self.persisted_mark_delete = state.mark_delete
 
@@ -378,11 +382,20 @@ class ManagedCursorImpl:
             return
         self._dirty = True
         if self._flush_timer is None:
-            delay = self._ledger.config.cursor_flush_interval_ms / 1000.0
-            self._flush_timer = self._loop.call_later(delay, self._flush_in_background)
+            self._flush_timer = self._loop.call_later(self._flush_delay(), self._flush_in_background)
+
+    def _flush_delay(self) -> float:
+        """The flush interval, stretched to keep stores within the mark-delete rate."""
+        config = self._ledger.config
+        delay = config.cursor_flush_interval_ms / 1000.0
+        rate = self._ledger.persistence.mark_delete_rate
+        if rate > 0:
+            delay = max(delay, self._last_persist + 1 / rate - self._loop.time())
+        return min(delay, config.cursor_position_flush_seconds)
 
     def _flush_in_background(self) -> None:
         self._flush_timer = None
+        self._last_persist = self._loop.time()
         task = self._loop.create_task(self._background_flush())
         self._flush_tasks.add(task)
         task.add_done_callback(self._flush_tasks.discard)

@@ -27,7 +27,7 @@ from bookkeeper.interfaces import LedgerClient
 from bookkeeper.ledger import BookKeeper
 from bookkeeper.metadata_store import SqliteMetadataStore
 
-from .config import StorageConfig
+from .config import PersistencePolicy, StorageConfig
 from .data_dir_lock import DataDirLock, require_directory
 from .entry_cache import EntryCache
 from .errors import ManagedLedgerClosedError
@@ -146,9 +146,10 @@ class ManagedLedgerFactoryImpl:
         self._opening: dict[str, asyncio.Task[ManagedLedgerImpl]] = {}
         self._closed = False
 
-    async def open_ledger(self, name: str) -> ManagedLedgerImpl:
+    async def open_ledger(self, name: str, persistence: PersistencePolicy | None = None) -> ManagedLedgerImpl:
         """Open or create; the same instance while it stays open. One that is closing (a
-        topic being unloaded) is waited for, then opened again as a new instance."""
+        topic being unloaded) is waited for, then opened again as a new instance. A new
+        instance writes as `persistence` says (default: the managedLedgerDefault* keys)."""
         if self._closed:
             raise ManagedLedgerClosedError("managed ledger factory is closed")
         while (ledger := self._ledgers.get(name)) is not None and ledger.closing:
@@ -157,15 +158,15 @@ class ManagedLedgerFactoryImpl:
             return ledger
         opening = self._opening.get(name)
         if opening is None:
-            opening = asyncio.get_running_loop().create_task(self._open(name))
+            opening = asyncio.get_running_loop().create_task(self._open(name, persistence))
             self._opening[name] = opening
         return await asyncio.shield(opening)
 
-    async def _open(self, name: str) -> ManagedLedgerImpl:
+    async def _open(self, name: str, persistence: PersistencePolicy | None) -> ManagedLedgerImpl:
         try:
             ledger = await ManagedLedgerImpl.open(name, self.config, self.metadata_store,
                                                   self.bookkeeper, self.entry_cache, self.tags,
-                                                  self._forget)
+                                                  self._forget, persistence)
             self._ledgers[name] = ledger
             return ledger
         finally:

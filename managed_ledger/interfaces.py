@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Protocol
 
+from .config import PersistencePolicy
 from .errors import NonRecoverableEntryError
 from .latency import LatencyHistogram
 from .lost_entries import LostEntryCounts
@@ -185,6 +186,9 @@ class ManagedLedger(Protocol):
     async def install_compacted(self, entries: list[Entry], horizon: Position) -> CompactedView:
         """Store a new compacted view durably and make it the current one."""
 
+    def set_persistence(self, policy: PersistencePolicy) -> None:
+        """Replicate the next ledger, and persist the cursors, as the policy says."""
+
     def set_retention(self, policy: RetentionPolicy) -> None:
         """Apply a retention policy (ledgers it no longer keeps are deleted in the background)."""
 
@@ -235,8 +239,9 @@ class ManagedLedgerFactory(Protocol):
     #: the metadata store itself unless configurationMetadataStoreUrl names another
     configuration_store: MetadataStore
 
-    async def open_ledger(self, name: str) -> ManagedLedger:
-        """Open or create; the same instance while it stays open."""
+    async def open_ledger(self, name: str, persistence: PersistencePolicy | None = None) -> ManagedLedger:
+        """Open or create; the same instance while it stays open (a new instance writes as
+        `persistence` says, default: the managedLedgerDefault* keys)."""
 
     async def open_read_only(self, name: str) -> ReadOnlyLedger | None:
         """A read-only view of a managed ledger, caught up now; None when it does not exist."""

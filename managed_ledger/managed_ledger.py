@@ -32,7 +32,7 @@ from log_limits.repeats import RepeatLimitedLog
 from .adds import AddCallback, InFlightAdds, QueuedAdd, settle
 from .coalesced_task import CoalescedTask
 from .compacted_view import CompactedView
-from .config import StorageConfig
+from .config import PersistencePolicy, StorageConfig
 from .cursor import ManagedCursorImpl
 from .cursor_registry import CursorRegistry
 from .entry_cache import EntryCache
@@ -69,8 +69,10 @@ class ManagedLedgerImpl:
 
     def __init__(self, name: str, config: StorageConfig, store: MetadataStore,
                  bookkeeper: LedgerClient, cache: EntryCache, tags: LedgerTags,
-                 on_closed: Callable[[ManagedLedgerImpl], None]) -> None:
+                 on_closed: Callable[[ManagedLedgerImpl], None], persistence: PersistencePolicy | None = None) -> None:
         self.name = name
+        #: E/Qw/Qa of the next ledger made, and the rate of the cursors' mark-delete persists
+        self.persistence = persistence or config.default_persistence
         self._tags = tags
         self.config = config
         self.store = store
@@ -113,8 +115,9 @@ class ManagedLedgerImpl:
     @classmethod
     async def open(cls, name: str, config: StorageConfig, store: MetadataStore,
                    bookkeeper: LedgerClient, cache: EntryCache, tags: LedgerTags,
-                   on_closed: Callable[[ManagedLedgerImpl], None]) -> ManagedLedgerImpl:
-        ledger = cls(name, config, store, bookkeeper, cache, tags, on_closed)
+                   on_closed: Callable[[ManagedLedgerImpl], None],
+                   persistence: PersistencePolicy | None = None) -> ManagedLedgerImpl:
+        ledger = cls(name, config, store, bookkeeper, cache, tags, on_closed, persistence)
         try:
             await ledger._initialize()
         except BookKeeperError as exc:   # e.g. too few bookies for a new ledger: this layer's error
@@ -187,7 +190,7 @@ class ManagedLedgerImpl:
             await self._recover_ledger(info)
         empty = {info.ledger_id for info in ledgers if not info.entries}
         self.ledger_list = LedgerList([info for info in ledgers if info.entries])
-        writer = await self._bookkeeper.create_ledger(self._tagged(MANAGED_LEDGER))
+        writer = await self._new_ledger()
         info = LedgerInfo(writer.ledger_id)
         self.ledger_list.append(info)
         await self._persist_metadata()
@@ -332,7 +335,7 @@ class ManagedLedgerImpl:
         if old is not None:
             await self._seal(old)
         try:
-            writer = await self._bookkeeper.create_ledger(self._tagged(MANAGED_LEDGER))
+            writer = await self._new_ledger()
         except BookKeeperError as exc:
             self._rollover_failed(exc)
             return
@@ -354,6 +357,13 @@ class ManagedLedgerImpl:
             self._send(add.entries, add.on_done, add.started)
         logger.debug("managed ledger %s rolled over to ledger %d", self.name, writer.ledger_id)
         self._trimming.request()
+
+    async def _new_ledger(self) -> WriteHandle:
+        """A ledger for this log's writes, replicated as its persistence policy says now (a
+        change of the policy applies from the next ledger on, as in Pulsar)."""
+        policy = self.persistence
+        return await self._bookkeeper.create_ledger(self._tagged(MANAGED_LEDGER), policy.ensemble_size,
+                                                    policy.write_quorum, policy.ack_quorum)
 
     def _rollover_failed(self, error: BaseException) -> None:
         _repeats.error(str(error), "managed ledger %s: rollover failed: %s", self.name, error)
@@ -483,6 +493,10 @@ class ManagedLedgerImpl:
     def cursor_persisted(self) -> None:
         """A durable cursor wrote its state: consumed ledgers may now be deletable."""
         self._trimming.request()
+
+    def set_persistence(self, policy: PersistencePolicy) -> None:
+        """Apply a (new) persistence policy: to the next ledger, and to the cursors' next persist."""
+        self.persistence = policy
 
     # ---- trimming ------------------------------------------------------------------------
 

@@ -25,12 +25,15 @@ from .policies.auto_topic_creation import AutoTopicCreation, auto_topic_creation
 from .policies.backlog_quota import BacklogQuotas
 from .policies.change_events import change_events_topic, is_system_topic
 from .policies.compaction_monitor import CompactionMonitor
+from .policies.deduplication_snapshots import DeduplicationSnapshotMonitor
 from .policies.inactive_topics import InactiveTopicMonitor
 from .policies.message_expiry import MessageExpiryMonitor
 from .policies.namespace_policies import POLICIES_ROOT, NamespacePolicies
+from .policies.persistence import persistence_of
 from .security.authentication import Authentication
 from .security.authorization import Authorization
 from .policies.retention import RetentionMonitor
+from .policies.subscription_expiry import SubscriptionExpiryMonitor
 from .policies.topic_policies import TopicPolicies, TopicPoliciesWatch
 from .topics.non_persistent_topic import NonPersistentTopic
 from .topics.schema_compatibility import Strategy
@@ -100,7 +103,8 @@ class BrokerService:
         self.backlog_quotas = BacklogQuotas(self)
         self._chores = [RetentionMonitor(self), MessageExpiryMonitor(self), self.backlog_quotas.monitor,
                         CompactionMonitor(self), InactiveTopicMonitor(self), NamespacePoliciesWatch(self),
-                        TopicPoliciesWatch(self.topic_policies, lambda: {t.namespace for t in self.loaded_topic_names()})]
+                        TopicPoliciesWatch(self.topic_policies, lambda: {t.namespace for t in self.loaded_topic_names()}),
+                        SubscriptionExpiryMonitor(self), DeduplicationSnapshotMonitor(self)]
 
     async def start(self) -> None:
         """Count this start, so generated producer names never repeat one of an earlier run
@@ -178,7 +182,7 @@ class BrokerService:
             apply_policies(created, view, self.config)
             return created
         try:
-            ledger = await self.storage.open_ledger(str(name))
+            ledger = await self.storage.open_ledger(str(name), persistence_of(view, self.config))
         except ManagedLedgerStorageError as exc:   # as Pulsar: the client gets a PersistenceError
             _repeats.warning(str(exc), "loading topic %s failed: %s", name, exc)
             raise PersistenceError(f"Failed to load topic {name}: {exc}") from exc

@@ -61,6 +61,12 @@ class BrokerConfig:
     #: Comma-separated subscription types a subscribe may use (see enabled_subscription_types).
     subscription_types_enabled: str = field(
         default="Exclusive,Shared,Failover,Key_Shared", metadata=conf_key("subscriptionTypesEnabled"))
+    #: a deduplicated topic's state is also snapshotted this long after the last snapshot
+    #: (0: by entries only), checked every brokerDeduplicationSnapshotFrequencyInSeconds.
+    broker_deduplication_snapshot_interval_seconds: int = field(
+        default=120, metadata=conf_key("brokerDeduplicationSnapshotIntervalSeconds"))
+    broker_deduplication_snapshot_frequency_in_seconds: int = field(
+        default=120, metadata=conf_key("brokerDeduplicationSnapshotFrequencyInSeconds"))
     max_unacked_messages_per_consumer: int = field(
         default=50000, metadata=conf_key("maxUnackedMessagesPerConsumer"))
     max_unacked_messages_per_subscription: int = field(
@@ -125,6 +131,12 @@ class BrokerConfig:
     #: Unset (negative): the check frequency, as in Pulsar.
     broker_delete_inactive_topics_max_inactive_duration_seconds: float = field(
         default=-1.0, metadata=conf_key("brokerDeleteInactiveTopicsMaxInactiveDurationSeconds"))
+    #: a durable subscription without consumers, inactive this long, is deleted (0: never;
+    #: fractions allowed), checked every subscriptionExpiryCheckIntervalInMinutes (0: never).
+    subscription_expiration_time_minutes: float = field(
+        default=0.0, metadata=conf_key("subscriptionExpirationTimeMinutes"))
+    subscription_expiry_check_interval_in_minutes: float = field(
+        default=5.0, metadata=conf_key("subscriptionExpiryCheckIntervalInMinutes"))
     ttl_duration_default_in_seconds: int = field(default=0, metadata=conf_key("ttlDurationDefaultInSeconds"))
     message_expiry_check_interval_in_minutes: float = field(
         default=5.0, metadata=conf_key("messageExpiryCheckIntervalInMinutes"))

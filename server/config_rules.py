@@ -32,6 +32,7 @@ _POSITIVE_KEYS = ("maxMessageSize", "defaultNumPartitions", "keepAliveIntervalSe
                   "dispatcherMaxReadSizeBytes", "dispatcherReadFailureBackoffInitialTimeInMs",
                   "dispatcherReadFailureBackoffMaxTimeInMs",
                   "statsUpdateFrequencyInSecs", "managedLedgerMaxEntriesPerLedger",
+                  "managedLedgerCursorPositionFlushSeconds",
                   "loadBalancerReportUpdateMinIntervalMillis", "loadBalancerResourceQuotaUpdateIntervalMinutes",
                   "loadBalancerSplitIntervalMinutes", "loadBalancerSheddingIntervalMinutes",
                   "loadBalancerNamespaceMaximumBundles")

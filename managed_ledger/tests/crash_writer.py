@@ -22,7 +22,7 @@ TOPIC = "persistent://public/default/crash"
 CURSOR = "consumer"
 #: Checkpoints, garbage collection and compaction run every few milliseconds, so the kills land
 #: during them as well as during adds.
-CONFIG = dict(max_entries_per_ledger=50, cursor_flush_interval_ms=5,
+CONFIG = dict(max_entries_per_ledger=50, cursor_flush_interval_ms=5, mark_delete_rate_limit=0.0,
               bookie=BookieConfig(journal_max_file_size=50_000, max_group_wait_ms=0.5,
                                   entry_log_size_limit=8192, flush_interval_ms=15,
                                   write_cache_max_size=20_000, gc_wait_time_ms=25,

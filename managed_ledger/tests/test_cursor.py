@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from bookkeeper.errors import EntryUnreadableError
+from managed_ledger.config import PersistencePolicy
 from managed_ledger.errors import ConcurrentReadError, LedgerMissingError, NonRecoverableEntryError
 from managed_ledger.lost_entries import LostEntryCounts
 from managed_ledger.position import EARLIEST, LATEST, InitialPosition, Position
@@ -141,6 +142,45 @@ async def test_dirty_state_is_flushed_in_the_background(tmp_path: Path) -> None:
         found = await factory.metadata_store.get("/managed-ledgers/persistent%3A%2F%2Fpublic"
                                                  "%2Fdefault%2Ftopic-1/sub")
         assert found is not None and b"[%d,1]" % p[1].ledger_id in found[0]
+
+
+async def test_the_mark_delete_rate_spaces_background_stores(tmp_path: Path) -> None:
+    """At 1 per second, an ack right after a store waits for the next second; one after a
+    pause is stored after the flush interval; the rate of a new policy applies at once."""
+    async with open_storage(tmp_path, cursor_flush_interval_ms=20) as factory:
+        ledger = await factory.open_ledger(TOPIC, PersistencePolicy(1, 1, 1, 1.0))
+        cursor = await ledger.open_cursor("sub", InitialPosition.EARLIEST)
+        p = [await ledger.add_entry(b"%d" % i) for i in range(4)]
+        cursor.mark_delete(p[0])
+        await until(lambda: cursor.persisted_mark_delete == p[0])
+        cursor.mark_delete(p[1])
+        await asyncio.sleep(0.3)
+        assert cursor.persisted_mark_delete == p[0]       # held back by the rate
+        await until(lambda: cursor.persisted_mark_delete == p[1])
+        await asyncio.sleep(1.2)
+        cursor.mark_delete(p[2])
+        await until(lambda: cursor.persisted_mark_delete == p[2], timeout_s=0.8)   # the rate allows it
+        ledger.set_persistence(PersistencePolicy(1, 1, 1, 0.0))
+        cursor.mark_delete(p[3])
+        await until(lambda: cursor.persisted_mark_delete == p[3], timeout_s=0.8)   # no limit now
+
+
+async def test_a_held_back_store_waits_no_longer_than_the_position_flush(tmp_path: Path) -> None:
+    async with open_storage(tmp_path, cursor_flush_interval_ms=20, cursor_position_flush_seconds=1) as factory:
+        ledger = await factory.open_ledger(TOPIC, PersistencePolicy(1, 1, 1, 0.01))
+        cursor = await ledger.open_cursor("sub", InitialPosition.EARLIEST)
+        p = [await ledger.add_entry(b"%d" % i) for i in range(2)]
+        cursor.mark_delete(p[0])
+        await until(lambda: cursor.persisted_mark_delete == p[0])
+        cursor.mark_delete(p[1])   # the rate alone would hold it for 100 s
+        await until(lambda: cursor.persisted_mark_delete == p[1], timeout_s=3)
+
+
+async def until(condition, timeout_s: float = 2.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
 
 
 async def test_reset_persists_and_forgets_later_acks(tmp_path: Path) -> None:

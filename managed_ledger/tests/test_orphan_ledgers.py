@@ -80,8 +80,8 @@ async def test_a_rollovers_ledger_is_deleted_only_when_its_recording_surely_fail
         created = []
         create = factory.bookkeeper.create_ledger
 
-        async def recorded_create(custom=None):
-            created.append(writer := await create(custom))
+        async def recorded_create(custom=None, *replication):
+            created.append(writer := await create(custom, *replication))
             return writer
 
         monkeypatch.setattr(store, "put", failing_put)

@@ -14,13 +14,16 @@ from log_limits.repeats import RepeatLimitedLog
 from managed_ledger.errors import MetadataStoreError
 from server.config import BrokerConfig
 from server.errors import BrokerError
+from server.topics.subscriptions.delayed_delivery import DelayedDeliveryPolicy
+from server.topics.topic import Topic
 from server.topics.topic_name import TopicName
 
-from .catalog import applied_view
+from .catalog import DELAYED_DELIVERY, applied_view
 from .change_events import is_system_topic
 from .monitored_broker import MonitoredBroker
 from .namespace_policies import DEDUPLICATION_ENABLED, NamespacePolicies
 from .periodic import PeriodicTask
+from .persistence import persistence_of
 from .retention import RETENTION_POLICIES, retention_of
 from .topic_policies import TopicPolicies
 
@@ -29,7 +32,6 @@ _repeats = RepeatLimitedLog(log)
 
 if TYPE_CHECKING:
     from server.topics.non_persistent_topic import NonPersistentTopic
-    from server.topics.topic import Topic
 
 #: System topics keep everything: their events are the state they hold.
 SYSTEM_TOPIC_POLICIES = {RETENTION_POLICIES: {"retentionTimeInMinutes": -1, "retentionSizeInMB": -1}}
@@ -53,13 +55,24 @@ def deduplication_on(view: dict[str, Any], config: BrokerConfig) -> bool:
     return config.broker_deduplication_enabled if value is None else bool(value)
 
 
+def delayed_delivery_of(view: dict[str, Any], config: BrokerConfig) -> DelayedDeliveryPolicy:
+    """Pulsar's delayed_delivery_policies {active, tickTime}: each field the topic's, else the
+    namespace's, else delayedDeliveryEnabled / delayedDeliveryTickTimeMillis."""
+    policy = view.get(DELAYED_DELIVERY) or {}
+    return DelayedDeliveryPolicy(bool(policy.get("active", config.delayed_delivery_enabled)),
+                                 int(policy.get("tickTime", config.delayed_delivery_tick_time_millis)))
+
+
 def apply_policies(topic: "Topic | NonPersistentTopic", view: dict[str, Any], config: BrokerConfig) -> None:
     """Give a loaded topic the policies in force: those read when needed from topic.policies,
-    and those kept as state (its ledger's retention)."""
+    and those kept as state (a persistent topic's delayed delivery and deduplication, its
+    ledger's retention and persistence)."""
     topic.policies = view
-    ledger = getattr(topic, "ledger", None)
-    if ledger is not None:
-        ledger.set_retention(retention_of(view, config))
+    if isinstance(topic, Topic):
+        topic.delayed_delivery = delayed_delivery_of(view, config)
+        topic.set_deduplication(deduplication_on(view, config))
+        topic.ledger.set_retention(retention_of(view, config))
+        topic.ledger.set_persistence(persistence_of(view, config))
 
 
 class NamespacePoliciesWatch(PeriodicTask):

@@ -8,7 +8,8 @@ from typing import Any, Callable
 from server.config import BrokerConfig
 
 from .backlog_quota import BACKLOG_QUOTA_MAP, SIZE_QUOTA, TIME_QUOTA
-from .catalog import DEDUPLICATION_ENABLED, DELAYED_DELIVERY, PERSISTENCE, SCHEMA_COMPATIBILITY_STRATEGY
+from .catalog import (DEDUPLICATION_ENABLED, DEDUPLICATION_SNAPSHOT_INTERVAL, DELAYED_DELIVERY, PERSISTENCE,
+                      SCHEMA_COMPATIBILITY_STRATEGY)
 from .compaction_monitor import COMPACTION_THRESHOLD
 from .inactive_topics import INACTIVE_TOPIC_POLICIES
 from .message_expiry import MESSAGE_TTL
@@ -41,9 +42,11 @@ BROKER_DEFAULTS: dict[str, Callable[[BrokerConfig], Any]] = {
     MESSAGE_TTL: lambda c: c.ttl_duration_default_in_seconds,
     BACKLOG_QUOTA_MAP: _backlog_quotas,
     DEDUPLICATION_ENABLED: lambda c: c.broker_deduplication_enabled,
+    DEDUPLICATION_SNAPSHOT_INTERVAL: lambda c: c.broker_deduplication_snapshot_interval_seconds,
     PERSISTENCE: lambda c: {"bookkeeperEnsemble": c.storage.ensemble_size,
                             "bookkeeperWriteQuorum": c.storage.write_quorum,
-                            "bookkeeperAckQuorum": c.storage.ack_quorum, "managedLedgerMaxMarkDeleteRate": 0.0},
+                            "bookkeeperAckQuorum": c.storage.ack_quorum,
+                            "managedLedgerMaxMarkDeleteRate": c.storage.mark_delete_rate_limit},
     MAX_PRODUCERS: lambda c: c.max_producers_per_topic,
     MAX_CONSUMERS: lambda c: c.max_consumers_per_topic,
     MAX_CONSUMERS_PER_SUBSCRIPTION: lambda c: c.max_consumers_per_subscription,
@@ -51,8 +54,7 @@ BROKER_DEFAULTS: dict[str, Callable[[BrokerConfig], Any]] = {
     SUBSCRIPTION_TYPES: lambda c: subscription_types(list(c.enabled_subscription_types)),   # in enum order
     MAX_UNACKED_PER_CONSUMER: lambda c: c.max_unacked_messages_per_consumer,
     MAX_UNACKED_PER_SUBSCRIPTION: lambda c: c.max_unacked_messages_per_subscription,
-    DELAYED_DELIVERY: lambda c: {"active": c.delayed_delivery_enabled, "tickTime": c.delayed_delivery_tick_time_millis,
-                                 "maxDeliveryDelayInMillis": 0},
+    DELAYED_DELIVERY: lambda c: {"active": c.delayed_delivery_enabled, "tickTime": c.delayed_delivery_tick_time_millis},
     INACTIVE_TOPIC_POLICIES: _inactive_topics,
     MAX_MESSAGE_SIZE: lambda c: c.max_message_size,
     COMPACTION_THRESHOLD: lambda c: c.broker_service_compaction_threshold_in_bytes,

@@ -26,6 +26,7 @@ from .inactive_topics import INACTIVE_TOPIC_POLICIES
 from .message_expiry import MESSAGE_TTL
 from .namespace_policies import (ALLOW_AUTO_UPDATE_SCHEMA, AUTO_SUBSCRIPTION_CREATION, DEDUPLICATION_ENABLED,
                                  SCHEMA_COMPATIBILITY_STRATEGY)
+from .persistence import PERSISTENCE
 from .retention import RETENTION_POLICIES
 from .topic_limits import (MAX_CONSUMERS, MAX_CONSUMERS_PER_SUBSCRIPTION, MAX_MESSAGE_SIZE, MAX_PRODUCERS,
                            MAX_SUBSCRIPTIONS, MAX_UNACKED_PER_CONSUMER, MAX_UNACKED_PER_SUBSCRIPTION,
@@ -33,7 +34,6 @@ from .topic_limits import (MAX_CONSUMERS, MAX_CONSUMERS_PER_SUBSCRIPTION, MAX_ME
 
 Check = Callable[[Any], Any]
 
-PERSISTENCE = "persistence"
 PUBLISH_RATE = "publishMaxMessageRate"
 DISPATCH_RATE = "topicDispatchRate"
 SUBSCRIPTION_DISPATCH_RATE = "subscriptionDispatchRate"

@@ -213,13 +213,14 @@ def subscribe_rate(body: Any) -> dict[str, int]:
 
 
 def delayed_delivery(body: Any) -> dict[str, Any]:
-    """DelayedDeliveryPolicies {active, tickTime (ms), maxDeliveryDelayInMillis}."""
+    """DelayedDeliveryPolicies {active, tickTime (ms)}, Pulsar 3.0.7's; the
+    maxDeliveryDelayInMillis of later versions' clients is taken and ignored, as 3.0.7 does."""
     body = _object(body, "Delayed delivery policies", ("active", "tickTime", "maxDeliveryDelayInMillis"))
     tick = integer(body, "tickTime", 1000)
     if tick <= 0:
         raise PolicyOutOfRange("tickTime must be > 0")
-    return {"active": boolean(body.get("active", True)), "tickTime": tick,
-            "maxDeliveryDelayInMillis": integer(body, "maxDeliveryDelayInMillis", 0)}
+    integer(body, "maxDeliveryDelayInMillis", 0)
+    return {"active": boolean(body.get("active", True)), "tickTime": tick}
 
 
 def subscription_types(body: Any) -> list[str]:

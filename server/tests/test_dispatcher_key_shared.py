@@ -11,6 +11,7 @@ from protocol.entry import make_entry
 from server.config import BrokerConfig
 from server.topics.stats import TopicStats
 from server.topics.subscriptions.consumer import Consumer
+from server.topics.subscriptions.delayed_delivery import DelayedDeliveryPolicy
 from server.topics.subscriptions.dispatcher import ReadLimits
 from server.topics.subscriptions.dispatcher_key_shared import (KeySharedDispatcher, LookAheadLimits,
                                                                keyed_entry)
@@ -64,7 +65,7 @@ class MemoryCursor:
 
 @dataclass
 class FakeBroker:
-    config: BrokerConfig = field(default_factory=lambda: BrokerConfig(delayed_delivery_enabled=False))
+    config: BrokerConfig = field(default_factory=BrokerConfig)
 
 
 @dataclass
@@ -74,6 +75,7 @@ class FakeTopic:
     broker: FakeBroker = field(default_factory=FakeBroker)
     name: TopicName = TopicName.parse("persistent://public/default/fake")
     policies: dict = field(default_factory=dict)
+    delayed_delivery: DelayedDeliveryPolicy = DelayedDeliveryPolicy(active=False, tick_ms=1000)
 
 
 class FakeSubscription:

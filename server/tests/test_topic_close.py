@@ -8,6 +8,7 @@ import logging
 from types import SimpleNamespace
 
 from managed_ledger.errors import MetadataSessionLostError
+from server.config import BrokerConfig
 from server.topics.topic import Topic
 from server.topics.topic_name import TopicName
 
@@ -26,7 +27,7 @@ class LostSessionDeduplication:
 
 
 async def test_the_managed_ledger_closes_when_the_deduplication_snapshot_fails(caplog) -> None:
-    broker = SimpleNamespace(config=SimpleNamespace(topic_compaction_retain_null_key=False))
+    broker = SimpleNamespace(config=BrokerConfig())
     ledger = Ledger()
     topic = Topic(broker, TopicName.parse("persistent://public/default/t"), ledger,
                   deduplication=LostSessionDeduplication())

@@ -4,10 +4,12 @@ As Pulsar's MessageDeduplication: per producer name, the highest sequence id pus
 maybe not yet durable) and the highest persisted. A SEND at or below the persisted one is a
 duplicate (receipted, not stored); at or below the pushed one but above the persisted one its
 fate is unknown yet (SEND_ERROR: the client reconnects and resends, and then it is a known
-duplicate). Every `brokerDeduplicationEntriesInterval` entries the persisted map is written as
-a snapshot with the position it covers; loading a topic reads the snapshot and replays the
-entries after it, reading producer name and sequence id from each entry's metadata, so the
-state survives a restart and a kill -9.
+duplicate). Every `brokerDeduplicationEntriesInterval` entries, and when asked once the policy's
+deduplicationSnapshotInterval has passed since the last one (snapshot_if_due), the persisted map
+is written as a snapshot with the position it covers; recovering reads the snapshot and replays
+the entries after it (and after the position of the deduplication cursor, which starts at the
+end of the log when deduplication is turned on), reading producer name and sequence id from
+each entry's metadata, so the state survives a restart and a kill -9.
 
 Chunks of one message share its sequence id: only the last chunk is checked and recorded.
 """
@@ -18,6 +20,7 @@ import asyncio
 import enum
 import json
 import logging
+import time
 from typing import TYPE_CHECKING
 
 from managed_ledger.position import InitialPosition, Position
@@ -53,15 +56,19 @@ class MessageDeduplication:
         self.persisted: dict[str, int] = {}
         self._since_snapshot = 0
         self._snapshot_position: Position | None = None
+        self._last_snapshot_s = -float("inf")   # monotonic time of the last snapshot
+        self._snapshots: set[asyncio.Task] = set()
+        self._disabled = False
         self._cursor: "ManagedCursor | None" = None
 
     # -- start-up ---------------------------------------------------------------------------
 
     async def recover(self) -> None:
-        """Load the snapshot, then replay every entry written after it."""
+        """Load the snapshot, then replay every entry written after it (and after the cursor's
+        position: a new cursor, deduplication just turned on, replays nothing)."""
         self._cursor = await self._ledger.open_cursor(DEDUPLICATION_CURSOR, InitialPosition.LATEST)
         stored = await self._store.get(self._snapshot_path)
-        start = self._ledger.first_position()
+        start = max(self._ledger.first_position(), self._ledger.next_position(self._cursor.mark_delete_position))
         if stored is not None:
             snapshot = json.loads(stored[0])
             self.persisted = {name: int(seq) for name, seq in snapshot["producers"].items()}
@@ -123,22 +130,43 @@ class MessageDeduplication:
 
     def _write_snapshot_soon(self) -> None:
         task = asyncio.get_running_loop().create_task(self.take_snapshot())
+        self._snapshots.add(task)
+        task.add_done_callback(self._snapshots.discard)
         task.add_done_callback(_log_failure)
+
+    async def snapshot_if_due(self, interval_s: int) -> None:
+        """A snapshot by time, as Pulsar's: when interval_s (> 0) passed since the last one and
+        entries were written since."""
+        if interval_s <= 0 or time.monotonic() - self._last_snapshot_s < interval_s:
+            return
+        last = self._ledger.last_confirmed_entry
+        if self._cursor is None or last.entry_id < 0 or last <= self._cursor.mark_delete_position:
+            return
+        self._snapshot_position = last
+        await self.take_snapshot()
 
     async def take_snapshot(self) -> None:
         """Store the persisted map with the last position it covers."""
         position = self._snapshot_position or self._ledger.last_confirmed_entry
-        if position.entry_id < 0:
+        if position.entry_id < 0 or self._disabled:
             return
         producers = dict(sorted(self.persisted.items())[: self._max_producers])
         body = json.dumps({"position": [position.ledger_id, position.entry_id], "producers": producers}).encode()
         await self._store.put(self._snapshot_path, body)
+        self._last_snapshot_s = time.monotonic()
         if self._cursor is not None and position > self._cursor.mark_delete_position:
             self._cursor.mark_delete(position)  # lets storage trim what the snapshot covers
 
     async def close(self) -> None:
         self._snapshot_position = self._ledger.last_confirmed_entry
         await self.take_snapshot()
+
+    async def disable(self) -> None:
+        """Deduplication was turned off on the loaded topic: no more snapshots (the one being
+        written finishes first), and its cursor and snapshot go (again if it failed before)."""
+        self._disabled = True
+        await asyncio.gather(*self._snapshots, return_exceptions=True)
+        await self.remove(self._ledger, self._store, self._snapshot_path)
 
     @staticmethod
     async def remove(ledger: "ManagedLedger", store: "MetadataStore", snapshot_path: str) -> None:

@@ -16,7 +16,7 @@ from protocol.codec import Send
 from protocol.entry import read_metadata
 from protocol.receipts import ReceiptEncoder, receipt_encoder
 
-from .deduplication import DedupStatus, is_last_chunk_or_whole
+from .deduplication import DedupStatus, MessageDeduplication, is_last_chunk_or_whole
 
 if TYPE_CHECKING:
     from managed_ledger.position import Position
@@ -66,15 +66,16 @@ class Producer:
         a topic whose positions are not consecutive."""
         topic = self.topic
         if topic.deduplication is None and topic.positions_are_consecutive and not self._persistence_failed:
-            self._append(sends, False)
+            self._append(sends, None)
         else:
             for send in sends:
                 self._publish_one(send)
 
     def _publish_one(self, send: Send) -> None:
         deduplication = self.topic.deduplication
-        tracked = deduplication is not None and (not send.is_chunk or is_last_chunk_or_whole(read_metadata(send.entry)))
-        if tracked:
+        if deduplication is not None and send.is_chunk and not is_last_chunk_or_whole(read_metadata(send.entry)):
+            deduplication = None
+        if deduplication is not None:
             status = deduplication.check(self.name, send.sequence_id, send.highest_sequence_id)
             if status is not DedupStatus.NEW:
                 self.after_receipts(partial(self._answer_duplicate, status, send.sequence_id,
@@ -86,23 +87,25 @@ class Producer:
                 self.producer_id, send.sequence_id, pb.PersistenceError,
                 "An earlier message failed to persist; reconnect to resend in order"))
             return
-        self._append([send], tracked)
+        self._append([send], deduplication)
 
-    def _append(self, sends: list[Send], tracked: bool) -> None:
+    def _append(self, sends: list[Send], tracked: "MessageDeduplication | None") -> None:
+        """tracked: the deduplication that checked the SEND (of a run of one), told the outcome
+        (even if it was turned off meanwhile)."""
         # A callback, not a future: no future, done-callback and loop handle per run.
         self._appended += len(sends)
         self.topic.publish([send.entry for send in sends], sum(send.num_messages for send in sends),
                            partial(self._persisted, sends, tracked))
 
-    def _persisted(self, sends: list[Send], tracked: bool, first: "Position | None",
+    def _persisted(self, sends: list[Send], tracked: "MessageDeduplication | None", first: "Position | None",
                    error: BaseException | None) -> None:
         """The run is durable (receipts at consecutive positions from ``first``) or failed."""
         self._completed += len(sends)
         connection = self.connection
         connection.publish_completed(sum(len(send.entry) for send in sends), len(sends))
         if error is None:
-            if tracked:   # (a run of one)
-                self.topic.deduplication.record_persisted(
+            if tracked is not None:   # (a run of one)
+                tracked.record_persisted(
                     self.name, max(sends[0].sequence_id, sends[0].highest_sequence_id), first)
             ledger_id, entry_id = first
             encode, write_frame = self._encode_receipt, connection.write_frame
@@ -116,9 +119,9 @@ class Producer:
         while after and after[0][0] <= self._completed:
             after.popleft()[1]()
 
-    def _failed(self, sequence_id: int, error: BaseException, tracked: bool) -> None:
-        if tracked:
-            self.topic.deduplication.forget_pushed(self.name)
+    def _failed(self, sequence_id: int, error: BaseException, tracked: "MessageDeduplication | None") -> None:
+        if tracked is not None:
+            tracked.forget_pushed(self.name)
         if isinstance(error, ManagedLedgerTerminatedError):
             self.connection.write(commands.send_error(
                 self.producer_id, sequence_id, pb.TopicTerminatedError, "Topic was already terminated"))

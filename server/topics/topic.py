@@ -7,7 +7,8 @@ import logging
 from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import quote
 
-from managed_ledger.errors import ManagedLedgerStorageError
+from managed_ledger.coalesced_task import CoalescedTask
+from managed_ledger.errors import ManagedLedgerError, ManagedLedgerStorageError, MetadataStoreError
 from managed_ledger.interfaces import ManagedLedger, MetadataStore
 from managed_ledger.position import EARLIEST, LATEST, Entry, InitialPosition, Position
 from protocol import pulsar_api_pb2 as pb
@@ -23,6 +24,7 @@ from .producer import Producer
 from .producer_access import ProducerAccess
 from .stats import TopicStats
 from .subscriptions.consumer import Consumer
+from .subscriptions.delayed_delivery import DelayedDeliveryPolicy
 from .subscriptions.subscription import Subscription
 from .topic_base import TopicBase
 from .topic_name import TopicName
@@ -59,8 +61,16 @@ class Topic(TopicBase):
         self.compaction = TopicCompaction(ledger, broker.config.topic_compaction_retain_null_key)
         self.stats = TopicStats()
         self.policies: dict[str, Any] = {}
+        config = broker.config
+        #: Whether its Shared subscriptions hold delayed messages (the policy in force, set with
+        #: self.policies)
+        self.delayed_delivery = DelayedDeliveryPolicy(config.delayed_delivery_enabled,
+                                                      config.delayed_delivery_tick_time_millis)
         self._subscribing = asyncio.Lock()
         self._unloading: asyncio.Task[bool] | None = None
+        #: Whether the policy in force wants deduplication; _deduplication_switch makes it so.
+        self._deduplication_wanted = deduplication is not None
+        self._deduplication_switch = CoalescedTask(self._switch_deduplication)
 
     @classmethod
     async def load(cls, broker: "TopicBroker", name: TopicName, ledger: ManagedLedger,
@@ -69,18 +79,39 @@ class Topic(TopicBase):
         store = broker.metadata
         stored_epoch = await store.get(_state_path(name, "epoch"))
         epoch = int(stored_epoch[0]) if stored_epoch is not None else None
-        snapshot_path = _state_path(name, "deduplication")
-        config = broker.config
         deduplication = None
         if deduplicated:
-            deduplication = MessageDeduplication(
-                ledger, store, snapshot_path, config.broker_deduplication_entries_interval,
-                config.broker_deduplication_max_number_of_producers,
-            )
+            deduplication = _new_deduplication(broker, name, ledger)
             await deduplication.recover()
         else:
-            await MessageDeduplication.remove(ledger, store, snapshot_path)
+            await MessageDeduplication.remove(ledger, store, _state_path(name, "deduplication"))
         return cls(broker, name, ledger, epoch, deduplication)
+
+    def set_deduplication(self, enabled: bool) -> None:
+        """The policy in force turned deduplication on or off: switch the loaded topic over in
+        the background, as Pulsar's checkDeduplicationStatus does. Until its state is recovered
+        SENDs are not checked (as in Pulsar); turned off, its cursor and snapshot go."""
+        if enabled != self._deduplication_wanted:
+            self._deduplication_wanted = enabled
+            self._deduplication_switch.request()
+
+    async def _switch_deduplication(self) -> None:
+        wanted = self._deduplication_wanted
+        try:
+            if wanted and self.deduplication is None:
+                deduplication = _new_deduplication(self.broker, self.name, self.ledger)
+                await deduplication.recover()
+                self.deduplication = deduplication
+            elif not wanted and self.deduplication is not None:
+                await self.deduplication.disable()
+                self.deduplication = None
+            else:
+                return
+        except (ManagedLedgerError, MetadataStoreError) as exc:   # storage away: the next refresh tries again
+            self._deduplication_wanted = self.deduplication is not None
+            log.warning("topic %s: turning deduplication %s failed: %s", self.name, "on" if wanted else "off", exc)
+            return
+        log.info("topic %s: deduplication turned %s", self.name, "on" if wanted else "off")
 
     async def add_producer(self, connection: "ClientConnection", request: pb.CommandProducer,
                            schema_version: bytes | None, on_queued: Callable[[Producer], None]) -> Producer:
@@ -264,6 +295,7 @@ class Topic(TopicBase):
         self.access.close_all()
         for subscription in self.subscriptions.values():
             subscription.close()
+        await self._deduplication_switch.stop()
         parts = [("deduplication snapshot", self.deduplication.close) if self.deduplication else None,
                  ("compaction", self.compaction.close), ("managed ledger", self.ledger.close)]
         for part, close in filter(None, parts):
@@ -275,6 +307,13 @@ class Topic(TopicBase):
 
 def _state_path(name: TopicName, item: str) -> str:
     return f"{TOPIC_STATE}/{quote(str(name), safe='')}/{item}"
+
+
+def _new_deduplication(broker: "TopicBroker", name: TopicName, ledger: ManagedLedger) -> MessageDeduplication:
+    config = broker.config
+    return MessageDeduplication(ledger, broker.metadata, _state_path(name, "deduplication"),
+                                config.broker_deduplication_entries_interval,
+                                config.broker_deduplication_max_number_of_producers)
 
 
 async def delete_topic_state(store: MetadataStore, name: TopicName) -> None:

@@ -1,12 +1,15 @@
 """Delayed delivery on Shared and Key_Shared: entries whose deliver_at_time lies ahead are held.
 
-A dispatcher asks `hold(position, deliver_at_ms)` for each entry it read whose top-level
-metadata carries deliver_at_time; a held entry is skipped (it stays unacknowledged in the
-cursor). A timer hands the due positions back through `on_due`, and the dispatcher replays them.
+While the topic's delayed delivery policy is active (topic > namespace > the broker's
+delayedDeliveryEnabled), a dispatcher asks `hold(position, deliver_at_ms)` for each entry it
+read whose top-level metadata carries deliver_at_time; a held entry is skipped (it stays
+unacknowledged in the cursor). A timer hands the due positions back through `on_due`, and the
+dispatcher replays them. While it is not, such entries are delivered at once, as in Pulsar
+(those held already are still delivered when due).
 
-The timer fires at the earliest due time, but never more often than once per
-delayedDeliveryTickTimeMillis, so a message is never delivered early and at most one tick late.
-Nothing is persisted: after a restart the cursor re-reads every unacknowledged entry from
+The timer fires at the earliest due time, but never more often than once per tick (the policy's
+tickTime, else delayedDeliveryTickTimeMillis), so a message is never delivered early and at most
+one tick late. Nothing is persisted: after a restart the cursor re-reads every unacknowledged entry from
 mark-delete, and holding them again rebuilds the index.
 """
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import time
+from dataclasses import dataclass
 from typing import Callable
 
 from managed_ledger.position import Position
@@ -26,6 +30,14 @@ CLOCK_SLACK_S = 0.002
 
 def now_ms() -> int:
     return int(time.time() * 1000)
+
+
+@dataclass(frozen=True)
+class DelayedDeliveryPolicy:
+    """The topic's policy in force: whether deliver_at_time is honoured, and the tick."""
+
+    active: bool
+    tick_ms: int
 
 
 class DelayedDeliveryTracker:
@@ -42,6 +54,10 @@ class DelayedDeliveryTracker:
 
     def __len__(self) -> int:
         return len(self._held)
+
+    def set_tick(self, tick_ms: int) -> None:
+        """The policy's tick changed: it spaces the timer's next firings."""
+        self._tick_s = tick_ms / 1000
 
     def hold(self, position: Position, deliver_at_ms: int) -> bool:
         """True when the entry must wait (it is then tracked); False to deliver it now."""

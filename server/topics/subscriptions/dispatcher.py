@@ -5,7 +5,8 @@ redelivery means for its subscription type. Entries that cannot be placed go bac
 positions to the replay set, fresh ones by moving the cursor's read position back.
 
 Each entry's top-level metadata is read once here: it gives the message count (permits) and
-deliver_at_time, which a subclass with a DelayedDeliveryTracker (`self.delayed`) honours.
+deliver_at_time, which a subclass that honours delays holds in a DelayedDeliveryTracker
+(`self.delayed`, made on the first delayed entry) while the topic's policy is active.
 The dispatcher also counts messages sent and not yet acknowledged, over all its consumers.
 """
 
@@ -74,6 +75,9 @@ def unacked_in(ack_set: list[int]) -> int:
 
 
 class Dispatcher(ABC):
+    #: Whether deliver_at_time is honoured (Shared, Key_Shared).
+    honours_delays = False
+
     def __init__(self, subscription: "Subscription", limits: ReadLimits) -> None:
         self.subscription = subscription
         self.cursor = subscription.cursor
@@ -89,7 +93,7 @@ class Dispatcher(ABC):
         self._closed = False
         #: Messages sent to the consumers and not yet acknowledged (or taken back).
         self.unacked_messages = 0
-        #: Set by subscription types that honour deliver_at_time (Shared, Key_Shared).
+        #: The delayed entries held, once there was one (honours_delays only).
         self.delayed: DelayedDeliveryTracker | None = None
         #: Reads stopped on maxUnackedMessagesPerSubscription (Shared, Key_Shared).
         self.blocked_on_unacked = False
@@ -267,9 +271,17 @@ class Dispatcher(ABC):
             return None
 
     def _held_back(self, position: Position, metadata: pb.MessageMetadata) -> bool:
-        """A delayed message whose time has not come: the tracker keeps it for later."""
-        if self.delayed is None or not metadata.HasField("deliver_at_time"):
+        """A delayed message whose time has not come: the tracker keeps it for later, as the
+        topic's delayed delivery policy says now."""
+        if not self.honours_delays or not metadata.HasField("deliver_at_time"):
             return False
+        policy = self.subscription.topic.delayed_delivery
+        if not policy.active:
+            return False
+        if self.delayed is None:
+            self.delayed = DelayedDeliveryTracker(policy.tick_ms, self._replay_later)
+        else:
+            self.delayed.set_tick(policy.tick_ms)
         return self.delayed.hold(position, metadata.deliver_at_time)
 
     def _send(self, consumer: "Consumer", entry: Entry, count: int) -> int:

@@ -6,15 +6,14 @@ maxUnackedMessagesPerConsumer (consumer.py). The subscription stops reading at
 maxUnackedMessagesPerSubscription, as Pulsar's dispatcher: judged at every change of the count
 with the limit in force then, it blocks once the count reaches the limit and unblocks when the
 count falls below half of it, or at once when the limit is removed; what a read brought before
-still goes out. Messages with a deliver_at_time ahead wait in a DelayedDeliveryTracker when
-delayedDeliveryEnabled.
+still goes out. Messages with a deliver_at_time ahead wait in a DelayedDeliveryTracker while the
+topic's delayed delivery policy is active.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
-from .delayed_delivery import DelayedDeliveryTracker
 from server.policies.topic_limits import unacked_per_subscription
 
 from .dispatcher import Dispatcher, ReadLimits
@@ -26,12 +25,11 @@ if TYPE_CHECKING:
 
 
 class SharedDispatcher(Dispatcher):
+    honours_delays = True
+
     def __init__(self, subscription, limits: ReadLimits) -> None:
         super().__init__(subscription, limits)
-        config = subscription.topic.broker.config
         self._next = 0
-        if config.delayed_delivery_enabled:
-            self.delayed = DelayedDeliveryTracker(config.delayed_delivery_tick_time_millis, self._replay_later)
 
     def add_consumer(self, consumer: "Consumer") -> None:
         self.check_room()

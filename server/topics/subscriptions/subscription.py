@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING
 
 from managed_ledger.compacted_view import CompactedCursor
@@ -48,6 +49,9 @@ class Subscription:
         self.stats = TopicStats()   # its outbound counters only
         #: True while a seek resets the cursor: consumers re-subscribe only once it is done.
         self._fenced = False
+        #: When it was loaded, or a consumer last joined, left or acknowledged (wall clock,
+        #: seconds): subscription expiration measures inactivity from it.
+        self.last_active = time.time()
 
     @property
     def durable(self) -> bool:
@@ -76,6 +80,7 @@ class Subscription:
             self.sub_type = consumer.sub_type
             self.dispatcher = self._new_dispatcher(consumer)
         self.dispatcher.add_consumer(consumer)
+        self.last_active = time.time()
         self.cursor.set_active()   # the ledger caches adds for it while it keeps up
         if replaced is not None:
             # what the old dispatcher held for replay is gone: read again from mark-delete (as Pulsar
@@ -136,6 +141,7 @@ class Subscription:
         during a seek, when its reader comes back to the reset cursor."""
         if self.dispatcher is not None:
             self.dispatcher.remove_consumer(consumer)
+        self.last_active = time.time()
         if not self.consumers:
             self.cursor.set_inactive()
         if not self.durable and not self.consumers and not resetting:
@@ -151,6 +157,7 @@ class Subscription:
     def acknowledge(self, consumer: "Consumer", ack: pb.CommandAck) -> None:
         if ack.HasField("txnid_most_bits") or ack.HasField("txnid_least_bits"):
             raise NotAllowed("Transactions are not enabled on this broker")
+        self.last_active = time.time()
         if ack.ack_type == pb.CommandAck.Cumulative:
             self._acknowledge_cumulative(consumer, ack)
         else:
