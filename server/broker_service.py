@@ -27,6 +27,8 @@ from .policies.compaction_monitor import CompactionMonitor
 from .policies.inactive_topics import InactiveTopicMonitor
 from .policies.message_expiry import MessageExpiryMonitor
 from .policies.namespace_policies import POLICIES_ROOT, NamespacePolicies
+from .policies.rate_limits import BrokerRateLimits
+from .policies.resource_groups import ResourceGroups
 from .security.authentication import Authentication
 from .security.authorization import Authorization
 from .policies.retention import RetentionMonitor
@@ -97,8 +99,12 @@ class BrokerService:
         self._producer_names = itertools.count()
         self._generation = 0
         self.backlog_quotas = BacklogQuotas(self)
+        self.resource_groups = ResourceGroups(self.configuration)
+        self.resource_groups.add_listener(lambda: self._refresh_policies(self._loaded()))
+        self.rate_limits = BrokerRateLimits(config, self.resource_groups)
         self._chores = [RetentionMonitor(self), MessageExpiryMonitor(self), self.backlog_quotas.monitor,
-                        CompactionMonitor(self), InactiveTopicMonitor(self), NamespacePoliciesWatch(self)]
+                        CompactionMonitor(self), InactiveTopicMonitor(self), NamespacePoliciesWatch(self),
+                        self.resource_groups.watch]
 
     async def start(self) -> None:
         """Count this start, so generated producer names never repeat one of an earlier run
@@ -112,6 +118,7 @@ class BrokerService:
                 break
             except MetadataBadVersionError:
                 continue
+        await self.resource_groups.load()
         for chore in self._chores:
             chore.start()
 
@@ -171,7 +178,7 @@ class BrokerService:
         if not name.persistent:
             log.info("created non-persistent topic %s", name)
             created = NonPersistentTopic(self, name)
-            apply_policies(created, view, self.config)
+            apply_policies(created, view, self.config, self.rate_limits)
             return created
         try:
             ledger = await self.storage.open_ledger(str(name))
@@ -180,7 +187,7 @@ class BrokerService:
             raise PersistenceError(f"Failed to load topic {name}: {exc}") from exc
         try:
             topic = await Topic.load(self, name, ledger, deduplication_on(view, self.config))
-            apply_policies(topic, view, self.config)
+            apply_policies(topic, view, self.config, self.rate_limits)
             self._check_served(name)   # its bundle may have been released, or the session lost, meanwhile
         except BaseException:
             await ledger.close()
@@ -218,7 +225,7 @@ class BrokerService:
     async def refresh_policies(self, topic: "Topic | NonPersistentTopic") -> None:
         """Give a loaded topic the policies in force now (after a change, and periodically, for
         changes made through another broker)."""
-        apply_policies(topic, await self.applied.of(topic.name), self.config)
+        apply_policies(topic, await self.applied.of(topic.name), self.config, self.rate_limits)
 
     def _check_served(self, name: TopicName) -> None:
         if self.served is not None:

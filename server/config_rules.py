@@ -27,6 +27,7 @@ _POSITIVE_KEYS = ("maxMessageSize", "defaultNumPartitions", "keepAliveIntervalSe
                   "dispatcherMaxReadSizeBytes", "dispatcherReadFailureBackoffInitialTimeInMs",
                   "dispatcherReadFailureBackoffMaxTimeInMs",
                   "statsUpdateFrequencyInSecs", "managedLedgerMaxEntriesPerLedger",
+                  "subscribeRatePeriodPerConsumerInSecond",
                   "loadBalancerReportUpdateMinIntervalMillis", "loadBalancerResourceQuotaUpdateIntervalMinutes",
                   "loadBalancerSplitIntervalMinutes", "loadBalancerSheddingIntervalMinutes",
                   "loadBalancerNamespaceMaximumBundles")

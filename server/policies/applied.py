@@ -17,6 +17,7 @@ from .change_events import is_system_topic
 from .monitored_broker import MonitoredBroker
 from .namespace_policies import DEDUPLICATION_ENABLED, NamespacePolicies
 from .periodic import PeriodicTask
+from .rate_limits import BrokerRateLimits
 from .retention import RETENTION_POLICIES, retention_of
 from .topic_policies import TopicPolicies
 
@@ -46,13 +47,15 @@ def deduplication_on(view: dict[str, Any], config: BrokerConfig) -> bool:
     return config.broker_deduplication_enabled if value is None else bool(value)
 
 
-def apply_policies(topic: "Topic | NonPersistentTopic", view: dict[str, Any], config: BrokerConfig) -> None:
+def apply_policies(topic: "Topic | NonPersistentTopic", view: dict[str, Any], config: BrokerConfig,
+                   rate_limits: BrokerRateLimits) -> None:
     """Give a loaded topic the policies in force: those read when needed from topic.policies,
-    and those kept as state (its ledger's retention)."""
+    and those kept as state (its ledger's retention, its rate limits)."""
     topic.policies = view
     ledger = getattr(topic, "ledger", None)
     if ledger is not None:
         ledger.set_retention(retention_of(view, config))
+    rate_limits.apply(topic, view)
 
 
 class NamespacePoliciesWatch(PeriodicTask):

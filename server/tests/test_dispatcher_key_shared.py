@@ -90,6 +90,9 @@ class FakeSubscription:
     def dispatched(self, messages: int, size: int) -> None:
         self.topic.stats.dispatched(messages, size)
 
+    def dispatch_throttle(self) -> None:
+        return None
+
 
 class RecordingConnection:
     def __init__(self) -> None:

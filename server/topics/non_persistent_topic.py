@@ -226,7 +226,7 @@ class NonPersistentTopic(TopicBase):
         """Hand the message to every subscription now; receipted at once as 0:0. (Positions
         are not consecutive here, so producers publish one entry at a time.)"""
         (entry,) = entries
-        self.stats.published(num_messages, len(entry))
+        self.count_published(num_messages, len(entry))
         message = Entry(NON_PERSISTENT_POSITION, entry)
         for subscription in list(self.subscriptions.values()):
             subscription.send(message, num_messages)

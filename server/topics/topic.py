@@ -98,7 +98,7 @@ class Topic(TopicBase):
         once they are durable (the rest follow it), in arrival order. On a terminated topic
         on_done gets ManagedLedgerTerminatedError."""
         if not self.ledger.terminated:
-            self.stats.published(num_messages, sum(map(len, entries)))
+            self.count_published(num_messages, sum(map(len, entries)))
         self.ledger.append_run(entries, on_done)
 
     def holds_data(self) -> bool:
@@ -130,6 +130,9 @@ class Topic(TopicBase):
     # -- consuming --------------------------------------------------------------------------
 
     async def subscribe(self, connection: "ClientConnection", command: pb.CommandSubscribe) -> Consumer:
+        """Join (creating it if need be) a subscription; NotAllowed past the subscribe rate."""
+        if self.rate_limits is not None:
+            self.rate_limits.check_subscribe(connection.host, command.consumer_name, command.consumer_id)
         async with self._subscribing:
             subscription = self.subscriptions.get(command.subscription)
             if subscription is None:
