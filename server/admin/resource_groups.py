@@ -5,7 +5,9 @@ at /admin/resourcegroups/{name}, and the group a namespace is attached to
 As Pulsar answers: PUT creates a group (a quota it does not give is -1, no limit) or changes
 the quotas the body gives; DELETE is refused with 412 "ResourceGroup is in use" while a
 namespace names the group; a namespace can only be attached to a group that exists (412
-"ResourceGroup does not exist").
+"ResourceGroup does not exist"). Where Pulsar fails with 500 (PUT without a body, DELETE of a
+group that does not exist) this answers as for any other request (a group of -1 quotas; 404),
+and a body with a field a ResourceGroup does not have is refused (400) where Pulsar ignores it.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from server.policies.policy_values import RESOURCE_GROUP_QUOTAS, resource_group
 from server.policies.resource_groups import RESOURCE_GROUPS_ROOT
 
 from .documents import DocumentCollection
-from .errors import PRECONDITION_FAILED, json_or_no_content, no_content, read_json, require, rest_handler
+from .errors import PRECONDITION_FAILED, json_or_empty, no_content, read_json, require, rest_handler
 from .namespaces import NS, Namespaces
 
 GROUPS = "/admin/v2/resourcegroups"
@@ -67,7 +69,9 @@ def routes(broker: BrokerService, namespaces: Namespaces) -> list[web.RouteDef]:
 
     @rest_handler
     async def namespace_group(request: web.Request) -> web.Response:
-        return json_or_no_content((await namespaces.get(namespace(request))).get(RESOURCE_GROUP))
+        """The name as it is, not as a JSON string (Pulsar writes the bare String), or no body."""
+        name = (await namespaces.get(namespace(request))).get(RESOURCE_GROUP)
+        return json_or_empty(None) if name is None else web.Response(text=name, content_type="application/json")
 
     @rest_handler
     async def attach(request: web.Request) -> web.Response:

@@ -1,8 +1,9 @@
 """Topic-level policies over REST (/admin/v2/{domain}/{t}/{ns}/{topic}/{policy}), as Pulsar's
-topic policy endpoints: GET answers the topic's own value (204 when unset) or, with
-`?applied=true`, the one in force (topic, else namespace, else broker); POST (PUT for the schema
-compatibility strategy) sets it; DELETE clears it. The topic must exist. Pulsar's `isGlobal`
-(geo-replicated policies) is not kept apart: there is one cluster."""
+topic policy endpoints: GET answers the topic's own value (200 with no body when unset) or, with
+`?applied=true`, the one in force (topic, else namespace, else broker; publishRate answers its
+own value only, 204 when unset, as Pulsar 3.0.7 does); POST (PUT for the schema compatibility
+strategy) sets it; DELETE clears it. The topic must exist. Pulsar's `isGlobal` (geo-replicated
+policies) is not kept apart: there is one cluster."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ from server.policies.policy_values import BACKLOG_QUOTA_TYPES, backlog_quota, na
 from server.topics.schema_compatibility import Strategy
 from server.topics.topic_name import TopicName
 
-from .errors import (BAD_REQUEST, NOT_FOUND, json_or_empty, no_content, query_flag, read_json, require,
-                     rest_handler)
+from .errors import (BAD_REQUEST, NOT_FOUND, json_or_empty, json_or_no_content, no_content, query_flag, read_json,
+                     require, rest_handler)
 from .topic_access import TOPIC_PATH, TopicAccess
 
 
@@ -50,6 +51,8 @@ def routes(access: TopicAccess) -> list[web.RouteDef]:
         @rest_handler
         async def get(request: web.Request) -> web.Response:
             name = await existing(request)
+            if spec.topic_own_only:
+                return json_or_no_content(spec.topic_value(await policies.get(name)))
             if query_flag(request, "applied"):
                 return json_or_empty(await applied(name, spec.field))
             return json_or_empty(spec.topic_value(await policies.get(name)))

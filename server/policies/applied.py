@@ -50,12 +50,14 @@ def deduplication_on(view: dict[str, Any], config: BrokerConfig) -> bool:
 def apply_policies(topic: "Topic | NonPersistentTopic", view: dict[str, Any], config: BrokerConfig,
                    rate_limits: BrokerRateLimits) -> None:
     """Give a loaded topic the policies in force: those read when needed from topic.policies,
-    and those kept as state (its ledger's retention, its rate limits)."""
+    and those kept as state (its ledger's retention, its rate limits; a system topic, which
+    holds the broker's own state, is never rate limited)."""
     topic.policies = view
     ledger = getattr(topic, "ledger", None)
     if ledger is not None:
         ledger.set_retention(retention_of(view, config))
-    rate_limits.apply(topic, view)
+    if not is_system_topic(topic.name):
+        rate_limits.apply(topic, view)
 
 
 class NamespacePoliciesWatch(PeriodicTask):

@@ -66,6 +66,9 @@ class PolicySpec:
     #: Whether a stored value limits nothing, so that the level below applies (Pulsar normalizes
     #: such a rate to none: a topic's {-1, -1} publish rate leaves its namespace's in force).
     limits_nothing: Callable[[Any], bool] | None = None
+    #: GET on a topic answers the topic's own value whatever ?applied says, and 204 when it has
+    #: none (Pulsar 3.0.7's publishRate).
+    topic_own_only: bool = False
 
     def in_force(self, value: Any) -> Any:
         """value, or None where it is stored but limits nothing."""
@@ -127,7 +130,7 @@ SPECS: tuple[PolicySpec, ...] = (
           "deduplicationSnapshotInterval", "deduplicationSnapshotInterval", "deduplicationSnapshotIntervalSeconds"),
     _spec(PERSISTENCE, values.persistence, "persistence", "persistence", "persistence"),
     _spec(PUBLISH_RATE, values.publish_rate, "publishRate", "publishRate", "publishRate", per_cluster=True,
-          limits_nothing=_PUBLISH_LIMITS),
+          limits_nothing=_PUBLISH_LIMITS, topic_own_only=True),
     _spec(DISPATCH_RATE, values.dispatch_rate, "dispatchRate", "dispatchRate", "dispatchRate", per_cluster=True,
           limits_nothing=_DISPATCH_LIMITS),
     _spec(SUBSCRIPTION_DISPATCH_RATE, values.dispatch_rate, "subscriptionDispatchRate", "subscriptionDispatchRate",

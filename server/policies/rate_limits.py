@@ -15,6 +15,7 @@ against `publish_limits` (an empty tuple when nothing limits it), its dispatcher
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from server.config import BrokerConfig
@@ -59,6 +60,33 @@ def dispatch_rate(value: dict[str, Any] | None) -> Rate:
                 value.get("ratePeriodInSecond", 1), bool(value.get("relativeToPublishRate")))
 
 
+@dataclass(frozen=True)
+class TopicRates:
+    """The rates in force for one topic, resolved from its view."""
+
+    publish: Rate
+    dispatch: Rate
+    subscription: Rate
+    overrides: dict[str, Rate]     # subscription -> its own dispatch rate
+    subscribe: tuple[int, int]     # subscribes per consumer, period in seconds
+
+    @property
+    def limited(self) -> bool:
+        return self.publish.limited or self.dispatch.limited or self.subscription.limited or bool(self.overrides) \
+            or self.subscribe[0] > 0
+
+
+def resolve(view: dict[str, Any], config: BrokerConfig) -> TopicRates:
+    subscribe = _in_force(view, SUBSCRIBE_RATE, config)
+    overrides = {name: rate for name, policies in (view.get(SUBSCRIPTION_POLICIES) or {}).items()
+                 if (rate := dispatch_rate((policies or {}).get("dispatchRate"))).limited}
+    return TopicRates(publish_rate(_in_force(view, PUBLISH_RATE, config),
+                                   config.precise_topic_publish_rate_limiter_enable),
+                      dispatch_rate(_in_force(view, DISPATCH_RATE, config)),
+                      dispatch_rate(_in_force(view, SUBSCRIPTION_DISPATCH_RATE, config)), overrides,
+                      (subscribe.get("subscribeThrottlingRatePerConsumer", 0), subscribe.get("ratePeriodInSecond", 30)))
+
+
 class TopicRateLimits:
     """The buckets of one topic: its publish rate, its dispatch rate, its subscriptions'
     dispatch rates and its subscribe rate."""
@@ -78,23 +106,17 @@ class TopicRateLimits:
         self._group: RatePair | None = None
         self._throttles: dict[str, DispatchThrottle | None] = {}
 
-    def update(self, view: dict[str, Any], config: BrokerConfig, group: GroupLimits | None,
-               subscriptions: set[str]) -> None:
-        self.publish.set_rate(publish_rate(_in_force(view, PUBLISH_RATE, config),
-                                           config.precise_topic_publish_rate_limiter_enable))
-        self.dispatch_limits.set_rate(dispatch_rate(_in_force(view, DISPATCH_RATE, config)))
-        self._subscription_rate = dispatch_rate(_in_force(view, SUBSCRIPTION_DISPATCH_RATE, config))
-        self._overrides = {name: rate for name, policies in (view.get(SUBSCRIPTION_POLICIES) or {}).items()
-                           if (rate := dispatch_rate((policies or {}).get("dispatchRate"))).limited}
+    def update(self, rates: TopicRates, group: GroupLimits | None, subscriptions: set[str]) -> None:
+        self.publish.set_rate(rates.publish)
+        self.dispatch_limits.set_rate(rates.dispatch)
+        self._subscription_rate, self._overrides = rates.subscription, rates.overrides
         self._group = group.dispatch if group is not None else None
         for name in set(self._subscriptions) - subscriptions:
             del self._subscriptions[name]
         for name, pair in self._subscriptions.items():
             pair.set_rate(self._rate_of(name))
         self._throttles.clear()
-        subscribe = _in_force(view, SUBSCRIBE_RATE, config)
-        self.subscribe.set_rate(subscribe.get("subscribeThrottlingRatePerConsumer", 0),
-                                subscribe.get("ratePeriodInSecond", 30))
+        self.subscribe.set_rate(*rates.subscribe)
 
     def _rate_of(self, subscription: str) -> Rate:
         return self._overrides.get(subscription, self._subscription_rate)
@@ -130,10 +152,13 @@ class BrokerRateLimits:
                                    config.broker_publisher_throttling_max_byte_rate, precise=False))
 
     def apply(self, topic: RateLimitedTopic, view: dict[str, Any]) -> None:
+        """Push the topic's limits into its buckets; a topic nothing has limited yet gets none."""
+        rates, group = resolve(view, self.config), self.groups.limits(view.get(RESOURCE_GROUP))
         limits = topic.rate_limits
-        if limits is None:
+        if limits is None and (rates.limited or group is not None):
             limits = topic.rate_limits = TopicRateLimits(topic, self.config.stats_update_frequency_in_secs)
-        group = self.groups.limits(view.get(RESOURCE_GROUP))
-        limits.update(view, self.config, group, set(topic.subscriptions))
-        throttles = (limits.publish, group.publish if group is not None else None, self.publish)
+        if limits is not None:
+            limits.update(rates, group, set(topic.subscriptions))
+        throttles = (limits.publish if limits is not None else None, group.publish if group is not None else None,
+                     self.publish)
         topic.publish_limits = tuple(t for t in throttles if t is not None and t.limited)

@@ -66,10 +66,11 @@ def test_a_read_fetches_no_more_entries_than_the_fewest_permits_allow():
     topic.set_rate(Rate(messages=50))
     subscription.set_rate(Rate(size=10_000))
     throttle = DispatchThrottle((topic, subscription))
-    assert throttle.read_limit(100, None) == 50
-    assert throttle.read_limit(100, 1000.0) == 10
+    assert throttle.read_limit(100, None, None) == 50
+    assert throttle.read_limit(100, 20.0, None) == 3          # batches of 20 messages
+    assert throttle.read_limit(100, None, 1000.0) == 10
     throttle.dispatched(10, 10_000)
-    assert throttle.read_limit(100, 1000.0) == 0
+    assert not throttle.allows_more() and throttle.read_limit(100, None, 1000.0) == 0
     assert throttle.refill_in_s() == 1.0
     clock.now += 1.0
-    assert throttle.read_limit(100, 1000.0) == 10
+    assert throttle.read_limit(100, None, 1000.0) == 10

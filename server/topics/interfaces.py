@@ -51,7 +51,7 @@ class PublishLimit(Protocol):
 class DispatchLimit(Protocol):
     """The dispatch rates a subscription's reads obey (server/policies/dispatch_throttle.py)."""
 
-    def read_limit(self, entries: int, bytes_per_entry: float | None) -> int:
+    def read_limit(self, entries: int, messages_per_entry: float | None, bytes_per_entry: float | None) -> int:
         """Entries the next read may fetch, at most `entries`; 0 until refill_in_s()."""
 
     def refill_in_s(self) -> float: ...

@@ -138,7 +138,7 @@ class Dispatcher(ABC):
         max_entries = self._read_size(permits)
         throttle = self.subscription.dispatch_throttle()
         if throttle is not None:
-            max_entries = throttle.read_limit(max_entries, self._bytes_per_entry)
+            max_entries = throttle.read_limit(max_entries, self._messages_per_entry, self._bytes_per_entry)
             if max_entries <= 0:
                 self._read_when_refilled(throttle.refill_in_s())
                 return
