@@ -226,7 +226,9 @@ class NonPersistentTopic(TopicBase):
         """Hand the message to every subscription now; receipted at once as 0:0. (Positions
         are not consecutive here, so producers publish one entry at a time.)"""
         (entry,) = entries
-        self.count_published(num_messages, len(entry))
+        self.stats.published(num_messages, len(entry))
+        if self.publish_limits:
+            self.count_against_publish_limits(num_messages, len(entry))
         message = Entry(NON_PERSISTENT_POSITION, entry)
         for subscription in list(self.subscriptions.values()):
             subscription.send(message, num_messages)

@@ -98,7 +98,10 @@ class Topic(TopicBase):
         once they are durable (the rest follow it), in arrival order. On a terminated topic
         on_done gets ManagedLedgerTerminatedError."""
         if not self.ledger.terminated:
-            self.count_published(num_messages, sum(map(len, entries)))
+            size = sum(map(len, entries))
+            self.stats.published(num_messages, size)
+            if self.publish_limits:
+                self.count_against_publish_limits(num_messages, size)
         self.ledger.append_run(entries, on_done)
 
     def holds_data(self) -> bool:

@@ -76,9 +76,9 @@ class TopicBase:
     def holds_data(self) -> bool:
         return False
 
-    def count_published(self, num_messages: int, size: int) -> None:
-        """A run of messages taken: in the stats, and against the publish rates in force."""
-        self.stats.published(num_messages, size)
+    def count_against_publish_limits(self, num_messages: int, size: int) -> None:
+        """A run of messages taken, against the publish rates in force (called, once per run of
+        SENDs, only when publish_limits is not empty)."""
         for limit in self.publish_limits:
             limit.published(num_messages, size, self.producers)
 
