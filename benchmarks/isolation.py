@@ -14,8 +14,9 @@ and A's consumer drains a backlog of A's topic; --rounds times. Each client runs
 of its own, with the official Python client.
 
 Prints B's publish throughput and latency p50/p99 (send_async to receipt) alone and beside A
-per round and their medians (the goal: within 1.5x of alone), and A's publish and dispatch
-rates over the --seconds window against its limits (the goal: within 10 %).
+per round (with the broker's CPU over B's window, 100 % = one core) and their medians (the
+goal: within 1.5x of alone), and A's publish and dispatch rates over the --seconds window
+against its limits (the goal: within 10 %).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compat_tests import broker as _broker  # noqa: E402
 from compat_tests.admin_http import AdminHttp  # noqa: E402
-from compare import REFERENCE_READY_S, SHIM, Reference  # noqa: E402
+from compare import REFERENCE_READY_S, SHIM, Reference, cpu_seconds  # noqa: E402
 
 #: Seconds between starting the clients and the start of the measured window.
 LEAD_S = 2.0
@@ -152,10 +153,14 @@ def run_phase(broker: _broker.Broker, args, a_topic: str, b_topic: str, with_a: 
                     context.Process(target=drain, args=(broker.service_url, a_topic, args.seconds, start_at, out))]
     for worker in workers:
         worker.start()
+    time.sleep(max(0.0, start_at - time.time()))
+    cpu_before = sum(cpu_seconds(broker.pid))
     results = {}
     for _ in workers:
         item = out.get(timeout=args.seconds + 120)
         results[item[0]] = item[1:]
+        if item[0] == "b":   # B's window is over: the broker's CPU over it
+            results["broker_cpu"] = (sum(cpu_seconds(broker.pid)) - cpu_before) / (time.time() - start_at)
     for worker in workers:
         worker.join()
     return results
@@ -188,7 +193,7 @@ def measure(name: str, broker: _broker.Broker, args) -> None:
                     a_rates[key].append(result[key][0] / args.seconds)
                 extra = f"  A publish {a_rates['a_publish'][-1]:,.0f}, dispatch {a_rates['a_dispatch'][-1]:,.0f} msg/s"
             print(f"{name:8} round {round_no + 1} {case:20} {figures[0]:9,.0f} {figures[1]:9.2f} {figures[2]:9.2f}"
-                  + extra, flush=True)
+                  f"  broker CPU {100 * result['broker_cpu']:3.0f} %" + extra, flush=True)
     medians = {case: [statistics.median(column) for column in zip(*rows)] for case, rows in cases.items()}
     for case, (rate, p50, p99) in medians.items():
         print(f"{name:8} median  {case:20} {rate:9,.0f} {p50:9.2f} {p99:9.2f}")
