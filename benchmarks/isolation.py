@@ -2,7 +2,7 @@
 
     python benchmarks/isolation.py [--seconds 10] [--rounds 3] [--a-publish-rate 5000]
                                    [--a-dispatch-rate 3000] [--b-rate 1000] [--size 100]
-                                   [--imprecise] [--reference]
+                                   [--a-ack individual|cumulative] [--imprecise] [--reference]
 
 Starts pulsard (and with --reference also Apache Pulsar 3.0.7 standalone through
 compat_tests/reference/pulsar_shim.py, one after the other) with
@@ -10,7 +10,8 @@ preciseTopicPublishRateLimiterEnable=true (--imprecise: Pulsar's default, false)
 namespace gets a publish rate and a dispatch rate; tenant B's has no limit. B's producer
 publishes --b-rate msg/s (unbatched, send_async at fixed instants) for --seconds, first alone,
 then while A's producer floods A's topic as fast as its client allows (batched, 1000 pending)
-and A's consumer drains a backlog of A's topic; --rounds times. Each client runs in a process
+and A's consumer drains a backlog of A's topic (acknowledging each message, or cumulatively);
+--rounds times. Each client runs in a process
 of its own, with the official Python client.
 
 Prints B's publish throughput and latency p50/p99 (send_async to receipt) alone and beside A
@@ -92,11 +93,13 @@ def flood(url: str, topic: str, seconds: float, size: int, start_at: float, out)
     out.put(("a_publish", in_window[0]))
 
 
-def drain(url: str, topic: str, seconds: float, start_at: float, out) -> None:
-    """Receive from A's backlog; messages received in the window."""
+def drain(url: str, topic: str, seconds: float, start_at: float, cumulative: bool, out) -> None:
+    """Receive from A's backlog, acknowledging each message (or cumulatively); messages
+    received in the window."""
     import pulsar
     client = pulsar.Client(url, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
     consumer = client.subscribe(topic, "drain", initial_position=pulsar.InitialPosition.Earliest)
+    acknowledge = consumer.acknowledge_cumulative if cumulative else consumer.acknowledge
     end, in_window = start_at + seconds, 0
     time.sleep(max(0.0, start_at - LEAD_S - time.time()))
     while time.time() < end:
@@ -106,7 +109,7 @@ def drain(url: str, topic: str, seconds: float, start_at: float, out) -> None:
             continue
         if time.time() >= start_at:
             in_window += 1
-        consumer.acknowledge(message)
+        acknowledge(message)
     client.close()
     out.put(("a_dispatch", in_window))
 
@@ -150,7 +153,8 @@ def run_phase(broker: _broker.Broker, args, a_topic: str, b_topic: str, with_a: 
     if with_a:
         workers += [context.Process(target=flood, args=(broker.service_url, a_topic, args.seconds, args.size,
                                                         start_at, out)),
-                    context.Process(target=drain, args=(broker.service_url, a_topic, args.seconds, start_at, out))]
+                    context.Process(target=drain, args=(broker.service_url, a_topic, args.seconds, start_at,
+                                                        args.a_ack == "cumulative", out))]
     for worker in workers:
         worker.start()
     time.sleep(max(0.0, start_at - time.time()))
@@ -214,6 +218,9 @@ def main(argv=None) -> int:
     parser.add_argument("--a-dispatch-rate", type=int, default=3000, help="tenant A's dispatch limit, msg/s")
     parser.add_argument("--b-rate", type=float, default=1000, help="tenant B's fixed publish rate, msg/s")
     parser.add_argument("--size", type=int, default=100, help="message size in bytes")
+    parser.add_argument("--a-ack", choices=("individual", "cumulative"), default="individual",
+                        help="how A's consumer acknowledges (its grouped individual acks cost the broker "
+                             "some 10 us per message)")
     parser.add_argument("--imprecise", action="store_true",
                         help="preciseTopicPublishRateLimiterEnable=false (Pulsar's default)")
     parser.add_argument("--reference", action="store_true", help="also measure Apache Pulsar 3.0.7 standalone")

@@ -240,10 +240,10 @@ def test_a_rate_period_of_several_seconds(http, client):
           {"dispatchThrottlingRateInMsg": 100, "dispatchThrottlingRateInByte": -1, "relativeToPublishRate": False,
            "ratePeriodInSecond": 2})
     timeline = drain(client.subscribe(topic, "sub"), 5.0)
-    # 100 in the first period, 100 in the second (from 2 s), 100 in the third (from 4 s)
-    assert sum(1 for t in timeline.times if t <= 1.9) == 100
-    assert sum(1 for t in timeline.times if t <= 3.9) == 200
-    assert len(timeline.times) <= 300
+    # 100 a period: 50 a second, plus the first period's 100 at once (Pulsar 3.0.7 gives each
+    # period's 100 at its start; pulsard, as Pulsar 3.2, gives them back as time passes)
+    assert 100 <= sum(1 for t in timeline.times if t <= 1.9) <= 100 + 50 * 1.9
+    assert 200 <= len(timeline.times) <= 100 + 50 * 5.0
 
 
 def test_a_consumer_that_subscribes_too_often_is_refused(precise_broker, http, connect):

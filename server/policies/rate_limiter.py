@@ -1,16 +1,24 @@
-"""The rate limiter behind every publish and dispatch limit: Pulsar 3.0.7's RateLimiter as its
-dispatch and precise publish limiters build it (isDispatchOrPrecisePublishRateLimiter).
+"""The rate limiter behind every publish and dispatch limit: a token bucket of `permits` per
+`period_s` (Pulsar's precise publish and dispatch limiters), or per-period counters (its
+default publish limiter).
 
-`permits` may be taken per `period_s`. A take is never refused: what goes past the permits is
-owed, and each period that starts pays `permits` of the debt (a full limiter stays full), so
-over many periods the rate is the limit however large one take was, and a burst is at most
-one period's permits. That is what lets callers count a whole run of SENDs, or a whole read,
-at once instead of asking per message. A limiter that is not `precise` forgets at each period
-what the last one took, as Pulsar's default publish limiter resets its counters every second:
-what a period took past the limit is then never paid back.
+A take is never refused: what goes past the permits is owed. A `precise` limiter is a bucket
+that holds at most one period's permits and fills continuously at permits / period_s; what was
+owed is paid back before any permit is available again, so over any window of W seconds at
+most W / period_s periods' permits plus one bucket go through, however large one take was.
+That is what lets callers count a whole run of SENDs, or a whole read, at once instead of
+asking per message. Pulsar 3.0.7 hands a period's permits back all at once at its start
+(3.2 and later fill continuously, as here): the bound is the same, but a limited client then
+comes back in one burst per period, which a single-threaded broker serves at the expense of
+every other client's latency. One that waits here comes back once a tenth of a period's
+permits are in (`refill_in_s`), so bursts stay small without waking it for every permit.
 
-Periods are counted when the limiter is consulted, from its first use (when Pulsar starts its
-renewal task), so an idle limiter costs nothing and needs no timer of its own.
+A limiter that is not precise counts per period and forgets at each period what the last one
+took, as Pulsar's default publish limiter resets its counters every second: what a period took
+past the limit is never paid back.
+
+Time is counted when the limiter is consulted, from its first use, so an idle limiter costs
+nothing and needs no timer of its own.
 """
 
 from __future__ import annotations
@@ -38,58 +46,64 @@ class Rate:
         return self.messages > 0 or self.size > 0
 
 
+#: A limited client is let back once this share of a period's permits is in.
+RESUME_SHARE = 0.1
+
+
 class RateLimiter:
     def __init__(self, permits: int, period_s: float = 1.0, clock: Clock = time.monotonic,
                  extra: Callable[[], float] | None = None, precise: bool = True) -> None:
-        self.precise = precise
-        self._base = permits
-        self._extra = extra
-        self.permits = permits + int(extra()) if extra else permits
-        self.period_s = period_s
         self._clock = clock
-        self._acquired = 0
-        self._period_start: float | None = None
+        self._base, self._extra, self.period_s, self.precise = permits, extra, period_s, precise
+        self.permits = permits + int(extra()) if extra else permits
+        #: Permits left now: negative while some are owed.
+        self._left = float(self.permits)
+        self._looked_at: float | None = None
+        self._period_start = 0.0
 
     def _renew(self) -> float:
-        """Pay the debt of the periods started since the last look; the time now."""
+        """Bring the permits up to now; the time now."""
         now = self._clock()
-        start = self._period_start
-        if start is None:
-            self._period_start = now
-        elif now - start >= self.period_s:
-            periods = int((now - start) / self.period_s)
-            self._period_start = start + periods * self.period_s
-            self._acquired = max(0, self._acquired - periods * self.permits) if self.precise else 0
+        if self._looked_at is None:
+            self._looked_at = self._period_start = now
+            return now
+        if now - self._period_start >= self.period_s:
+            self._period_start += int((now - self._period_start) / self.period_s) * self.period_s
+            if not self.precise:
+                self._left = float(self.permits)
             if self._extra is not None:
                 self.permits = self._base + int(self._extra())
+        if self.precise:
+            self._left = min(float(self.permits), self._left + (now - self._looked_at) * self.permits / self.period_s)
+        self._looked_at = now
         return now
 
     def acquire(self, count: int) -> bool:
         """Take count permits; whether some are left after them."""
         self._renew()
-        self._acquired += count
-        return self._acquired < self.permits
+        self._left -= count
+        return self._left >= 1
 
     def available(self) -> int:
         self._renew()
-        return max(0, self.permits - self._acquired)
+        return max(0, int(self._left))
 
     def refill_in_s(self) -> float:
-        """Seconds until some permits are available (0: there are some now)."""
+        """Seconds until a limited client may come back (0: now)."""
         now = self._renew()
-        owed = self._acquired - self.permits
-        if owed < 0:
+        if self._left >= 1:
             return 0.0
-        assert self._period_start is not None
-        periods = owed // self.permits + 1 if self.precise else 1
-        return self._period_start + periods * self.period_s - now
+        if not self.precise:
+            return self._period_start + self.period_s - now
+        wanted = max(1.0, RESUME_SHARE * self.permits)
+        return (wanted - self._left) * self.period_s / self.permits
 
     def set_rate(self, permits: int, period_s: float, extra: Callable[[], float] | None, precise: bool) -> None:
-        """A new rate for what is owed and taken so far (as Pulsar's setRate); a period starts."""
+        """A new rate for what is owed and taken so far (as Pulsar's setRate)."""
         self._renew()
         self._base, self._extra, self.period_s, self.precise = permits, extra, period_s, precise
         self.permits = permits + int(extra()) if extra else permits
-        self._period_start = self._clock()
+        self._left = min(self._left, float(self.permits))
 
 
 class RatePair:

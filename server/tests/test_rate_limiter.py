@@ -15,16 +15,18 @@ class Clock:
         return self.now
 
 
-def test_a_period_allows_its_permits_and_an_overshoot_is_paid_by_the_next_periods():
+def test_a_full_bucket_allows_a_period_s_permits_and_an_overshoot_is_paid_back_first():
     clock = Clock()
     limiter = RateLimiter(100, 1.0, clock)
     assert limiter.acquire(60)
-    assert not limiter.acquire(290)          # 350 taken: 250 owed past this period
-    assert limiter.refill_in_s() == 3.0      # periods 2 and 3 pay 200, period 4 has 50 left
+    assert not limiter.acquire(290)          # 350 taken: 250 owed
+    assert limiter.refill_in_s() == 2.6      # the debt, then a tenth of the permits
     clock.now += 2.5
     assert limiter.available() == 0
     clock.now += 0.5
     assert limiter.available() == 50
+    clock.now += 10.0
+    assert limiter.available() == 100        # never more than one period's permits
 
 
 def test_without_precision_each_period_starts_afresh():
@@ -32,7 +34,9 @@ def test_without_precision_each_period_starts_afresh():
     limiter = RateLimiter(100, 1.0, clock, precise=False)
     assert not limiter.acquire(350)
     assert limiter.refill_in_s() == 1.0
-    clock.now += 1.0
+    clock.now += 0.5
+    assert limiter.available() == 0
+    clock.now += 0.5
     assert limiter.available() == 100
 
 
@@ -41,9 +45,9 @@ def test_a_period_of_several_seconds_and_a_new_rate_keeping_what_was_taken():
     pair = RatePair(clock)
     pair.set_rate(Rate(messages=10, size=1000, period_s=5.0))
     assert not pair.acquire(3, 1500)         # bytes ran out, messages did not
-    assert pair.refill_in_s() == 5.0
-    pair.set_rate(Rate(messages=10, size=2000, period_s=5.0))
-    assert pair.has_permits()
+    assert pair.refill_in_s() == 3.0         # 600 bytes owed, then 100 at 200 a second
+    pair.set_rate(Rate(messages=10, size=1000, period_s=1.0))
+    assert pair.refill_in_s() == 0.6
     pair.set_rate(Rate())
     assert not pair.limited and pair.acquire(10**9, 10**12)
 
@@ -71,6 +75,6 @@ def test_a_read_fetches_no_more_entries_than_the_fewest_permits_allow():
     assert throttle.read_limit(100, None, 1000.0) == 10
     throttle.dispatched(10, 10_000)
     assert not throttle.allows_more() and throttle.read_limit(100, None, 1000.0) == 0
-    assert throttle.refill_in_s() == 1.0
-    clock.now += 1.0
-    assert throttle.read_limit(100, None, 1000.0) == 10
+    assert throttle.refill_in_s() == 0.1
+    clock.now += 0.5
+    assert throttle.read_limit(100, None, 1000.0) == 5
