@@ -43,7 +43,7 @@ class RateLimitedTopic(Protocol):
     rate_limits: TopicRateLimits | None
 
 
-def _in_force(view: dict[str, Any], field: str, config: BrokerConfig) -> dict[str, Any]:
+def _value_or_broker(view: dict[str, Any], field: str, config: BrokerConfig) -> dict[str, Any]:
     """The policy's value in the view, else the broker's (both in the policy's JSON shape)."""
     return view.get(field) or broker_default(field, config)
 
@@ -77,13 +77,13 @@ class TopicRates:
 
 
 def resolve(view: dict[str, Any], config: BrokerConfig) -> TopicRates:
-    subscribe = _in_force(view, SUBSCRIBE_RATE, config)
+    subscribe = _value_or_broker(view, SUBSCRIBE_RATE, config)
     overrides = {name: rate for name, policies in (view.get(SUBSCRIPTION_POLICIES) or {}).items()
                  if (rate := dispatch_rate((policies or {}).get("dispatchRate"))).limited}
-    return TopicRates(publish_rate(_in_force(view, PUBLISH_RATE, config),
+    return TopicRates(publish_rate(_value_or_broker(view, PUBLISH_RATE, config),
                                    config.precise_topic_publish_rate_limiter_enable),
-                      dispatch_rate(_in_force(view, DISPATCH_RATE, config)),
-                      dispatch_rate(_in_force(view, SUBSCRIPTION_DISPATCH_RATE, config)), overrides,
+                      dispatch_rate(_value_or_broker(view, DISPATCH_RATE, config)),
+                      dispatch_rate(_value_or_broker(view, SUBSCRIPTION_DISPATCH_RATE, config)), overrides,
                       (subscribe.get("subscribeThrottlingRatePerConsumer", 0), subscribe.get("ratePeriodInSecond", 30)))
 
 
