@@ -30,6 +30,8 @@ from .policies.inactive_topics import InactiveTopicMonitor
 from .policies.message_expiry import MessageExpiryMonitor
 from .policies.namespace_policies import POLICIES_ROOT, NamespacePolicies
 from .policies.persistence import persistence_of
+from .policies.rate_limits import BrokerRateLimits
+from .policies.resource_groups import ResourceGroups
 from .security.authentication import Authentication
 from .security.authorization import Authorization
 from .policies.retention import RetentionMonitor
@@ -101,10 +103,14 @@ class BrokerService:
         self._producer_names = itertools.count()
         self._generation = 0
         self.backlog_quotas = BacklogQuotas(self)
+        self.resource_groups = ResourceGroups(self.configuration)
+        self.resource_groups.add_listener(lambda: self._refresh_policies(self._loaded()))
+        self.rate_limits = BrokerRateLimits(config, self.resource_groups)
         self._chores = [RetentionMonitor(self), MessageExpiryMonitor(self), self.backlog_quotas.monitor,
                         CompactionMonitor(self), InactiveTopicMonitor(self), NamespacePoliciesWatch(self),
                         TopicPoliciesWatch(self.topic_policies, lambda: {t.namespace for t in self.loaded_topic_names()}),
-                        SubscriptionExpiryMonitor(self), DeduplicationSnapshotMonitor(self)]
+                        SubscriptionExpiryMonitor(self), DeduplicationSnapshotMonitor(self),
+                        self.resource_groups.watch]
 
     async def start(self) -> None:
         """Count this start, so generated producer names never repeat one of an earlier run
@@ -118,6 +124,7 @@ class BrokerService:
                 break
             except MetadataBadVersionError:
                 continue
+        await self.resource_groups.load()
         for chore in self._chores:
             chore.start()
 
@@ -179,7 +186,7 @@ class BrokerService:
         if not name.persistent:
             log.info("created non-persistent topic %s", name)
             created = NonPersistentTopic(self, name)
-            apply_policies(created, view, self.config)
+            apply_policies(created, view, self.config, self.rate_limits)
             return created
         try:
             ledger = await self.storage.open_ledger(str(name), persistence_of(view, self.config))
@@ -188,7 +195,7 @@ class BrokerService:
             raise PersistenceError(f"Failed to load topic {name}: {exc}") from exc
         try:
             topic = await Topic.load(self, name, ledger, deduplication_on(view, self.config))
-            apply_policies(topic, view, self.config)
+            apply_policies(topic, view, self.config, self.rate_limits)
             self._check_served(name)   # its bundle may have been released, or the session lost, meanwhile
         except BaseException:
             await ledger.close()
@@ -227,7 +234,7 @@ class BrokerService:
     async def refresh_policies(self, topic: "Topic | NonPersistentTopic") -> None:
         """Give a loaded topic the policies in force now (after a change, and periodically, for
         changes made through another broker)."""
-        apply_policies(topic, await self.applied.of(topic.name), self.config)
+        apply_policies(topic, await self.applied.of(topic.name), self.config, self.rate_limits)
 
     def _check_served(self, name: TopicName) -> None:
         if self.served is not None and not is_heartbeat_namespace(self.config, name.namespace):

@@ -91,6 +91,31 @@ class BrokerConfig:
     precise_dispatcher_flow_control: bool = field(
         default=False, metadata=conf_key("preciseDispatcherFlowControl"))
     stats_update_frequency_in_secs: int = field(default=60, metadata=conf_key("statsUpdateFrequencyInSecs"))
+    #: Rate limits where no topic or namespace policy sets one (0 = none), per topic, per
+    #: subscription, per consumer and over the broker (server/policies/rate_limits.py).
+    max_publish_rate_per_topic_in_messages: int = field(
+        default=0, metadata=conf_key("maxPublishRatePerTopicInMessages"))
+    max_publish_rate_per_topic_in_bytes: int = field(default=0, metadata=conf_key("maxPublishRatePerTopicInBytes"))
+    #: true: what a topic published past its rate in one second is paid back by the next ones;
+    #: false (Pulsar's default): each second starts afresh.
+    precise_topic_publish_rate_limiter_enable: bool = field(
+        default=False, metadata=conf_key("preciseTopicPublishRateLimiterEnable"))
+    broker_publisher_throttling_max_message_rate: int = field(
+        default=0, metadata=conf_key("brokerPublisherThrottlingMaxMessageRate"))
+    broker_publisher_throttling_max_byte_rate: int = field(
+        default=0, metadata=conf_key("brokerPublisherThrottlingMaxByteRate"))
+    dispatch_throttling_rate_per_topic_in_msg: int = field(
+        default=0, metadata=conf_key("dispatchThrottlingRatePerTopicInMsg"))
+    dispatch_throttling_rate_per_topic_in_byte: int = field(
+        default=0, metadata=conf_key("dispatchThrottlingRatePerTopicInByte"))
+    dispatch_throttling_rate_per_subscription_in_msg: int = field(
+        default=0, metadata=conf_key("dispatchThrottlingRatePerSubscriptionInMsg"))
+    dispatch_throttling_rate_per_subscription_in_byte: int = field(
+        default=0, metadata=conf_key("dispatchThrottlingRatePerSubscriptionInByte"))
+    subscribe_throttling_rate_per_consumer: int = field(
+        default=0, metadata=conf_key("subscribeThrottlingRatePerConsumer"))
+    subscribe_rate_period_per_consumer_in_second: int = field(
+        default=30, metadata=conf_key("subscribeRatePeriodPerConsumerInSecond"))
     subscription_key_shared_use_consistent_hashing: bool = field(
         default=False, metadata=conf_key("subscriptionKeySharedUseConsistentHashing"))
     subscription_key_shared_consistent_hashing_replica_points: int = field(

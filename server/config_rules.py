@@ -33,6 +33,7 @@ _POSITIVE_KEYS = ("maxMessageSize", "defaultNumPartitions", "keepAliveIntervalSe
                   "dispatcherReadFailureBackoffMaxTimeInMs",
                   "statsUpdateFrequencyInSecs", "managedLedgerMaxEntriesPerLedger",
                   "managedLedgerCursorPositionFlushSeconds",
+                  "subscribeRatePeriodPerConsumerInSecond",
                   "loadBalancerReportUpdateMinIntervalMillis", "loadBalancerResourceQuotaUpdateIntervalMinutes",
                   "loadBalancerSplitIntervalMinutes", "loadBalancerSheddingIntervalMinutes",
                   "loadBalancerNamespaceMaximumBundles")

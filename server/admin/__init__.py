@@ -6,8 +6,8 @@ from __future__ import annotations
 from server.broker_service import BrokerService
 from server.web import RouteDef
 
-from . import (brokers, clusters, health_check, namespaces, permissions, schemas, subscriptions, tenants,
-               topic_policies, topics)
+from . import (brokers, clusters, health_check, namespaces, permissions, resource_groups, schemas, subscriptions,
+               tenants, topic_policies, topics)
 from .topic_access import TopicAccess
 
 
@@ -35,6 +35,7 @@ def admin_routes(broker: BrokerService, resources: AdminResources) -> list[Route
         *clusters.routes(resources.clusters, resources.tenants.using_cluster),
         *tenants.routes(resources.tenants),
         *namespaces.routes(resources.namespaces),
+        *resource_groups.routes(broker, resources.namespaces),
         *permissions.routes(resources.namespaces, resources.topics),
         *schemas.routes(broker.schemas, resources.namespaces),
         *subscriptions.routes(resources.topics),

@@ -1,8 +1,9 @@
 """Topic-level policies over REST (/admin/v2/{domain}/{t}/{ns}/{topic}/{policy}), as Pulsar's
-topic policy endpoints: GET answers the topic's own value (204 when unset) or, with
-`?applied=true`, the one in force (topic, else namespace, else broker); POST (PUT for the schema
-compatibility strategy) sets it; DELETE clears it. The topic must exist. Pulsar's `isGlobal`
-(geo-replicated policies) is not kept apart: there is one cluster."""
+topic policy endpoints: GET answers the topic's own value (200 with no body when unset) or, with
+`?applied=true`, the one in force (topic, else namespace, else broker; publishRate answers its
+own value only, 204 when unset, as Pulsar 3.0.7 does); POST (PUT for the schema compatibility
+strategy) sets it; DELETE clears it. The topic must exist. Pulsar's `isGlobal` (geo-replicated
+policies) is not kept apart: there is one cluster."""
 
 from __future__ import annotations
 
@@ -11,14 +12,14 @@ from typing import Any
 from server import web
 from server.policies.backlog_quota import BACKLOG_QUOTA_MAP
 from server.policies.broker_defaults import broker_default
-from server.policies.catalog import TOPIC_SPECS, PolicySpec
+from server.policies.catalog import BY_FIELD, SUBSCRIPTION_DISPATCH_RATE, SUBSCRIPTION_POLICIES, TOPIC_SPECS, PolicySpec
 from server.policies.message_expiry import MESSAGE_TTL
 from server.policies.policy_values import BACKLOG_QUOTA_TYPES, backlog_quota, named
 from server.topics.schema_compatibility import Strategy
 from server.topics.topic_name import TopicName
 
-from .errors import (BAD_REQUEST, NOT_FOUND, json_or_empty, no_content, query_flag, read_json, require,
-                     rest_handler)
+from .errors import (BAD_REQUEST, NOT_FOUND, json_or_empty, json_or_no_content, no_content, query_flag, read_json,
+                     require, rest_handler)
 from .topic_access import TOPIC_PATH, TopicAccess
 
 
@@ -50,6 +51,8 @@ def routes(access: TopicAccess) -> list[web.RouteDef]:
         @rest_handler
         async def get(request: web.Request) -> web.Response:
             name = await existing(request)
+            if spec.topic_own_only:
+                return json_or_no_content(spec.topic_value(await policies.get(name)))
             if query_flag(request, "applied"):
                 return json_or_empty(await applied(name, spec.field))
             own = spec.topic_value(await policies.get(name))
@@ -69,7 +72,8 @@ def routes(access: TopicAccess) -> list[web.RouteDef]:
         path = f"{TOPIC_PATH}/{spec.topic_path}"
         return [web.get(path, get), web.route(spec.topic_set_method, path, set_), web.delete(path, remove)]
 
-    return [route for spec in TOPIC_SPECS for route in handlers(spec)] + _backlog_quota_routes(access, existing)
+    return [route for spec in TOPIC_SPECS for route in handlers(spec)] + _backlog_quota_routes(access, existing) \
+        + _subscription_dispatch_routes(access, existing, applied)
 
 
 def _backlog_quota_routes(access: TopicAccess, existing) -> list[web.RouteDef]:  # type: ignore[no-untyped-def]
@@ -109,3 +113,49 @@ def _backlog_quota_routes(access: TopicAccess, existing) -> list[web.RouteDef]: 
 
     return [web.get(TOPIC_PATH + "/backlogQuotaMap", get_quotas), web.post(TOPIC_PATH + "/backlogQuota", set_quota),
             web.delete(TOPIC_PATH + "/backlogQuota", remove_quota)]
+
+
+def _subscription_dispatch_routes(access: TopicAccess, existing, applied) -> list[web.RouteDef]:  # type: ignore[no-untyped-def]
+    """One subscription's dispatch rate, {topic}/{subscription}/dispatchRate, kept in the topic's
+    policies (subscriptionPolicies) as Pulsar keeps it; GET ?applied=true falls back to the
+    topic's subscription dispatch rate in force. As Pulsar, a rate that limits nothing is not
+    stored, and the subscription need not exist."""
+    policies = access.broker.topic_policies
+    spec = BY_FIELD[SUBSCRIPTION_DISPATCH_RATE]
+
+    async def update(request: web.Request, rate: dict[str, Any] | None) -> web.Response:
+        name, sub_name = await existing(request), request.match_info["subscription"]
+        overrides = dict((await policies.get(name)).get(SUBSCRIPTION_POLICIES) or {})
+        own = {key: value for key, value in (overrides.get(sub_name) or {}).items() if key != "dispatchRate"}
+        if rate is not None:
+            own["dispatchRate"] = rate
+        if own:
+            overrides[sub_name] = own
+        else:
+            overrides.pop(sub_name, None)
+        await policies.update(name, **{SUBSCRIPTION_POLICIES: overrides or None})
+        return no_content()
+
+    @rest_handler
+    async def get(request: web.Request) -> web.Response:
+        name, sub_name = await existing(request), request.match_info["subscription"]
+        overrides = (await policies.get(name)).get(SUBSCRIPTION_POLICIES) or {}
+        rate = (overrides.get(sub_name) or {}).get("dispatchRate")
+        if rate is None and query_flag(request, "applied"):
+            rate = await applied(name, SUBSCRIPTION_DISPATCH_RATE)
+        return json_or_empty(rate)
+
+    @rest_handler
+    async def set_(request: web.Request) -> web.Response:
+        rate = named("dispatchRate", spec.check, await read_json(request))
+        if spec.in_force(rate) is None:
+            await existing(request)
+            return no_content()
+        return await update(request, rate)
+
+    @rest_handler
+    async def remove(request: web.Request) -> web.Response:
+        return await update(request, None)
+
+    path = TOPIC_PATH + "/{subscription}/dispatchRate"
+    return [web.get(path, get), web.post(path, set_), web.delete(path, remove)]

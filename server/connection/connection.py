@@ -79,13 +79,15 @@ class Connection(asyncio.Protocol):
         self._consumers: dict[int, "Consumer"] = {}
         self._tasks: set[asyncio.Task] = set()
         self._pending_publishes = 0
-        #: Why the socket is not read (pending publishes, the broker's publish buffer).
-        self._reading_blocked: set[str] = set()
+        #: Why the socket is not read (pending publishes, the broker's publish buffer, a publish rate).
+        self._reading_blocked: set[object] = set()
         #: Closed while the transport's write buffer is above its high-water mark.
         self.write_gate = WriteGate()
         self._keepalive = Keepalive(self.config.keep_alive_interval_seconds,
                                     lambda: self.write(commands.ping()), self._drop_silent_peer)
         self.remote = "?"
+        #: The client's address without its port (who a subscribe rate counts).
+        self.host = "?"
         #: CONNECT's client_version, shown in publisher and consumer stats.
         self.client_version = ""
         #: Whether the client handles REACHED_END_OF_TOPIC (known from its CONNECT).
@@ -95,7 +97,9 @@ class Connection(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = transport  # type: ignore[assignment]  # uvloop's TCP transport
-        self.remote = str(transport.get_extra_info("peername"))
+        peer = transport.get_extra_info("peername")
+        self.remote = str(peer)
+        self.host = str(peer[0]) if isinstance(peer, tuple) else self.remote
         self.auth = ClientAuth(self.broker.authentication, self.config.security.authentication_refresh_check_seconds,
                                transport.get_extra_info("peercert"), self.write, self.close, self.remote)
         WriteGate.attach(self._transport)
@@ -193,19 +197,20 @@ class Connection(asyncio.Protocol):
         if self._pending_publishes <= MAX_PENDING_PUBLISHES // 2:
             self._allow_reading("pending publishes")
 
-    def pause_publishing(self) -> None:
-        """The broker's publish buffer is full (publish_buffer.py)."""
-        self._block_reading("publish buffer")
+    def pause_publishing(self, reason: object) -> None:
+        """The broker's publish buffer is full (publish_buffer.py), or a publish rate is
+        exceeded (server/policies/publish_throttle.py): stop reading until resumed."""
+        self._block_reading(reason)
 
-    def resume_publishing(self) -> None:
-        self._allow_reading("publish buffer")
+    def resume_publishing(self, reason: object) -> None:
+        self._allow_reading(reason)
 
-    def _block_reading(self, reason: str) -> None:
+    def _block_reading(self, reason: object) -> None:
         if not self._reading_blocked and self._transport is not None and not self._transport.is_closing():
             self._transport.pause_reading()
         self._reading_blocked.add(reason)
 
-    def _allow_reading(self, reason: str) -> None:
+    def _allow_reading(self, reason: object) -> None:
         if reason in self._reading_blocked:
             self._reading_blocked.discard(reason)
             if not self._reading_blocked and self._transport is not None and not self._transport.is_closing():

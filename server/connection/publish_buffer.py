@@ -13,10 +13,14 @@ from __future__ import annotations
 from typing import Protocol
 
 
-class Publisher(Protocol):
-    def pause_publishing(self) -> None: ...
+#: Why a connection is not read, as its pause and resume name it.
+REASON = "publish buffer"
 
-    def resume_publishing(self) -> None: ...
+
+class Publisher(Protocol):
+    def pause_publishing(self, reason: object) -> None: ...
+
+    def resume_publishing(self, reason: object) -> None: ...
 
 
 class PublishBuffer:
@@ -30,14 +34,14 @@ class PublishBuffer:
         self.pending += size
         if 0 < self.max_bytes < self.pending and publisher not in self._paused:
             self._paused.add(publisher)
-            publisher.pause_publishing()
+            publisher.pause_publishing(REASON)
 
     def answered(self, size: int) -> None:
         self.pending -= size
         if self._paused and self.pending <= self.max_bytes // 2:
             paused, self._paused = self._paused, set()
             for publisher in paused:
-                publisher.resume_publishing()
+                publisher.resume_publishing(REASON)
 
     def forget(self, publisher: Publisher) -> None:
         """A closed connection is not resumed."""

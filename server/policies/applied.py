@@ -24,6 +24,7 @@ from .monitored_broker import MonitoredBroker
 from .namespace_policies import DEDUPLICATION_ENABLED, NamespacePolicies
 from .periodic import PeriodicTask
 from .persistence import persistence_of
+from .rate_limits import BrokerRateLimits
 from .retention import RETENTION_POLICIES, retention_of
 from .topic_policies import TopicPolicies
 
@@ -63,16 +64,20 @@ def delayed_delivery_of(view: dict[str, Any], config: BrokerConfig) -> DelayedDe
                                  int(policy.get("tickTime", config.delayed_delivery_tick_time_millis)))
 
 
-def apply_policies(topic: "Topic | NonPersistentTopic", view: dict[str, Any], config: BrokerConfig) -> None:
+def apply_policies(topic: "Topic | NonPersistentTopic", view: dict[str, Any], config: BrokerConfig,
+                   rate_limits: BrokerRateLimits) -> None:
     """Give a loaded topic the policies in force: those read when needed from topic.policies,
     and those kept as state (a persistent topic's delayed delivery and deduplication, its
-    ledger's retention and persistence)."""
+    ledger's retention and persistence; its rate limits, except on a system topic, which holds
+    the broker's own state)."""
     topic.policies = view
     if isinstance(topic, Topic):
         topic.delayed_delivery = delayed_delivery_of(view, config)
         topic.set_deduplication(deduplication_on(view, config))
         topic.ledger.set_retention(retention_of(view, config))
         topic.ledger.set_persistence(persistence_of(view, config))
+    if not is_system_topic(topic.name):
+        rate_limits.apply(topic, view)
 
 
 class NamespacePoliciesWatch(PeriodicTask):

@@ -8,8 +8,9 @@ from typing import Any, Callable
 from server.config import BrokerConfig
 
 from .backlog_quota import BACKLOG_QUOTA_MAP, SIZE_QUOTA, TIME_QUOTA
-from .catalog import (DEDUPLICATION_ENABLED, DEDUPLICATION_SNAPSHOT_INTERVAL, DELAYED_DELIVERY, PERSISTENCE,
-                      SCHEMA_COMPATIBILITY_STRATEGY)
+from .catalog import (DEDUPLICATION_ENABLED, DEDUPLICATION_SNAPSHOT_INTERVAL, DELAYED_DELIVERY, DISPATCH_RATE,
+                      PERSISTENCE, PUBLISH_RATE, SCHEMA_COMPATIBILITY_STRATEGY, SUBSCRIBE_RATE,
+                      SUBSCRIPTION_DISPATCH_RATE)
 from .compaction_monitor import COMPACTION_THRESHOLD
 from .inactive_topics import INACTIVE_TOPIC_POLICIES
 from .message_expiry import MESSAGE_TTL
@@ -33,6 +34,12 @@ def _inactive_topics(config: BrokerConfig) -> dict[str, Any]:
     return {"inactiveTopicDeleteMode": config.broker_delete_inactive_topics_mode,
             "maxInactiveDurationSeconds": int(max_inactive),
             "deleteWhileInactive": config.broker_delete_inactive_topics_enabled}
+
+
+def _dispatch_rate(messages: int, size: int) -> dict[str, Any]:
+    """As Pulsar's broker-level DispatchRate: per second, not relative to the publish rate."""
+    return {"dispatchThrottlingRateInMsg": messages, "dispatchThrottlingRateInByte": size,
+            "relativeToPublishRate": False, "ratePeriodInSecond": 1}
 
 
 #: Policies field -> its value from the broker's configuration.
@@ -59,6 +66,14 @@ BROKER_DEFAULTS: dict[str, Callable[[BrokerConfig], Any]] = {
     MAX_MESSAGE_SIZE: lambda c: c.max_message_size,
     COMPACTION_THRESHOLD: lambda c: c.broker_service_compaction_threshold_in_bytes,
     SCHEMA_COMPATIBILITY_STRATEGY: lambda c: c.schema_compatibility_strategy,
+    PUBLISH_RATE: lambda c: {"publishThrottlingRateInMsg": c.max_publish_rate_per_topic_in_messages,
+                             "publishThrottlingRateInByte": c.max_publish_rate_per_topic_in_bytes},
+    DISPATCH_RATE: lambda c: _dispatch_rate(c.dispatch_throttling_rate_per_topic_in_msg,
+                                            c.dispatch_throttling_rate_per_topic_in_byte),
+    SUBSCRIPTION_DISPATCH_RATE: lambda c: _dispatch_rate(c.dispatch_throttling_rate_per_subscription_in_msg,
+                                                         c.dispatch_throttling_rate_per_subscription_in_byte),
+    SUBSCRIBE_RATE: lambda c: {"subscribeThrottlingRatePerConsumer": c.subscribe_throttling_rate_per_consumer,
+                               "ratePeriodInSecond": c.subscribe_rate_period_per_consumer_in_second},
 }
 
 

@@ -42,6 +42,8 @@ DELAYED_DELIVERY = "delayed_delivery_policies"
 SUBSCRIPTION_EXPIRATION = "subscription_expiration_time_minutes"
 DEDUPLICATION_SNAPSHOT_INTERVAL = "deduplicationSnapshotIntervalSeconds"
 RESOURCE_GROUP = "resource_group_name"
+#: TopicPolicies only: {subscription: {"dispatchRate": DispatchRate}}, overrides of single subscriptions.
+SUBSCRIPTION_POLICIES = "subscriptionPolicies"
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,16 @@ class PolicySpec:
     namespace_set_method: str = "POST"
     topic_set_method: str = "POST"
     empty_body_clears: bool = False        # a namespace POST without a body removes the policy
+    #: Whether a stored value limits nothing, so that the level below applies (Pulsar normalizes
+    #: such a rate to none: a topic's {-1, -1} publish rate leaves its namespace's in force).
+    limits_nothing: Callable[[Any], bool] | None = None
+    #: GET on a topic answers the topic's own value whatever ?applied says, and 204 when it has
+    #: none (Pulsar 3.0.7's publishRate).
+    topic_own_only: bool = False
+
+    def in_force(self, value: Any) -> Any:
+        """value, or None where it is stored but limits nothing."""
+        return None if value is None or (self.limits_nothing and self.limits_nothing(value)) else value
 
     def namespace_value(self, policies: dict[str, Any], cluster: str) -> Any:
         value = policies.get(self.field)
@@ -98,6 +110,15 @@ def _spec(field: str, check: Check, namespace_path: str | None, topic_path: str 
     return PolicySpec(field, check, namespace_path, topic_path, topic_field, **options)
 
 
+def _no_positive(*fields: str) -> Callable[[Any], bool]:
+    """limits_nothing of a rate: none of its limit fields is above 0."""
+    return lambda value: not any(isinstance(value.get(name), int) and value[name] > 0 for name in fields)
+
+
+_PUBLISH_LIMITS = _no_positive("publishThrottlingRateInMsg", "publishThrottlingRateInByte")
+_DISPATCH_LIMITS = _no_positive("dispatchThrottlingRateInMsg", "dispatchThrottlingRateInByte")
+
+
 SPECS: tuple[PolicySpec, ...] = (
     _spec(RETENTION_POLICIES, values.retention, "retention", "retention", "retentionPolicies"),
     _spec(MESSAGE_TTL, values.non_negative_int("message TTL"), "messageTTL", "messageTTL", "messageTTLInSeconds"),
@@ -107,11 +128,14 @@ SPECS: tuple[PolicySpec, ...] = (
           "deduplicationSnapshotInterval", "deduplicationSnapshotInterval", "deduplicationSnapshotIntervalSeconds",
           empty_body_clears=True),   # pulsar-admin's remove posts a null interval
     _spec(PERSISTENCE, values.persistence, "persistence", "persistence", "persistence"),
-    _spec(PUBLISH_RATE, values.publish_rate, "publishRate", "publishRate", "publishRate", per_cluster=True),
-    _spec(DISPATCH_RATE, values.dispatch_rate, "dispatchRate", "dispatchRate", "dispatchRate", per_cluster=True),
+    _spec(PUBLISH_RATE, values.publish_rate, "publishRate", "publishRate", "publishRate", per_cluster=True,
+          limits_nothing=_PUBLISH_LIMITS, topic_own_only=True),
+    _spec(DISPATCH_RATE, values.dispatch_rate, "dispatchRate", "dispatchRate", "dispatchRate", per_cluster=True,
+          limits_nothing=_DISPATCH_LIMITS),
     _spec(SUBSCRIPTION_DISPATCH_RATE, values.dispatch_rate, "subscriptionDispatchRate", "subscriptionDispatchRate",
-          "subscriptionDispatchRate", per_cluster=True),
-    _spec(SUBSCRIBE_RATE, values.subscribe_rate, "subscribeRate", "subscribeRate", "subscribeRate", per_cluster=True),
+          "subscriptionDispatchRate", per_cluster=True, limits_nothing=_DISPATCH_LIMITS),
+    _spec(SUBSCRIBE_RATE, values.subscribe_rate, "subscribeRate", "subscribeRate", "subscribeRate", per_cluster=True,
+          limits_nothing=_no_positive("subscribeThrottlingRatePerConsumer")),
     _spec(MAX_PRODUCERS, values.non_negative_int("maxProducersPerTopic"), "maxProducersPerTopic", "maxProducers",
           "maxProducerPerTopic"),
     _spec(MAX_CONSUMERS, values.non_negative_int("maxConsumersPerTopic"), "maxConsumersPerTopic", "maxConsumers",
@@ -150,19 +174,20 @@ TOPIC_SPECS = tuple(spec for spec in SPECS if spec.topic_path)
 
 def applied_view(namespace: dict[str, Any], topic: dict[str, Any], cluster: str) -> dict[str, Any]:
     """The policies in force for a topic, under Policies field names: the topic's own over its
-    namespace's, per-cluster maps read for this cluster. Backlog quotas merge by type, as
-    Pulsar picks each type's quota from the topic first. An empty set of subscription types is no
-    setting (Pulsar reads it as unset at both levels)."""
+    namespace's, per-cluster maps read for this cluster, values that limit nothing left out.
+    Backlog quotas merge by type, as Pulsar picks each type's quota from the topic first. An empty
+    set of subscription types is no setting (Pulsar reads it as unset at both levels). The
+    topic's per-subscription overrides come along under their TopicPolicies name."""
     view = dict(namespace)
     if not view.get(SUBSCRIPTION_TYPES):
         view.pop(SUBSCRIPTION_TYPES, None)
     for spec in SPECS:
         if spec.per_cluster:
             view.pop(spec.field, None)
-            local = spec.namespace_value(namespace, cluster)
+            local = spec.in_force(spec.namespace_value(namespace, cluster))
             if local is not None:
                 view[spec.field] = local
-        own = spec.topic_value(topic) if spec.topic_field or spec.field == DELAYED_DELIVERY else None
+        own = spec.in_force(spec.topic_value(topic)) if spec.topic_field or spec.field == DELAYED_DELIVERY else None
         if own is None or own == []:
             continue
         if spec.field == BACKLOG_QUOTA_MAP:
@@ -171,6 +196,8 @@ def applied_view(namespace: dict[str, Any], topic: dict[str, Any], cluster: str)
             view[spec.field] = {**(namespace.get(DELAYED_DELIVERY) or {}), **own}
         else:
             view[spec.field] = own
+    if topic.get(SUBSCRIPTION_POLICIES):
+        view[SUBSCRIPTION_POLICIES] = topic[SUBSCRIPTION_POLICIES]
     return view
 
 

@@ -237,3 +237,13 @@ def resource_group_name(body: Any) -> str:
     if not isinstance(body, str) or not body:
         raise InvalidPolicy("A resource group name is a non-empty string")
     return body
+
+
+RESOURCE_GROUP_QUOTAS = ("publishRateInMsgs", "publishRateInBytes", "dispatchRateInMsgs", "dispatchRateInBytes")
+
+
+def resource_group(body: Any) -> dict[str, int]:
+    """ResourceGroup {publishRateInMsgs, publishRateInBytes, dispatchRateInMsgs,
+    dispatchRateInBytes}: the quotas it sets (absent or null: unchanged, or -1 for a new group)."""
+    body = _object(body, "ResourceGroup", RESOURCE_GROUP_QUOTAS)
+    return {name: integer(body, name, -1) for name in RESOURCE_GROUP_QUOTAS if body.get(name) is not None}

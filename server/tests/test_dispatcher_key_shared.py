@@ -96,6 +96,9 @@ class FakeSubscription:
     def dispatched(self, messages: int, size: int) -> None:
         self.topic.stats.dispatched(messages, size)
 
+    def dispatch_throttle(self) -> None:
+        return None
+
 
 class RecordingConnection:
     def __init__(self) -> None:

@@ -7,7 +7,7 @@ these small interfaces, so no import points back up.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Iterable, Protocol
 
 if TYPE_CHECKING:
     from managed_ledger.interfaces import MetadataStore
@@ -41,10 +41,44 @@ class TopicBroker(Protocol):
         """Close a loaded topic; its clients reconnect and look it up again."""
 
 
+class PublishLimit(Protocol):
+    """A publish rate a topic counts its runs of SENDs against (server/policies/publish_throttle.py)."""
+
+    def published(self, messages: int, size: int, producers: Iterable[Producer]) -> None:
+        """Past the rate, the producers' connections stop being read for a while."""
+
+
+class DispatchLimit(Protocol):
+    """The dispatch rates a subscription's reads obey (server/policies/dispatch_throttle.py)."""
+
+    def read_limit(self, entries: int, messages_per_entry: float | None, bytes_per_entry: float | None) -> int:
+        """Entries the next read may fetch, at most `entries`; 0 until refill_in_s()."""
+
+    def refill_in_s(self) -> float: ...
+
+    def allows_more(self) -> bool:
+        """Whether the next entry may go out."""
+
+    def dispatched(self, messages: int, size: int) -> None:
+        """An entry of `messages` messages and `size` bytes went out."""
+
+
+class TopicRateLimits(Protocol):
+    """A topic's dispatch and subscribe rates (server/policies/rate_limits.py)."""
+
+    def dispatch(self, subscription: str) -> DispatchLimit | None:
+        """None when nothing limits the subscription's dispatch."""
+
+    def check_subscribe(self, host: str, consumer_name: str, consumer_id: int) -> None:
+        """Raise NotAllowed when this consumer subscribes too often."""
+
+
 class ClientConnection(Protocol):
     """The connection of a producer or a consumer."""
 
     remote: str
+    #: The client's host (its address without the port).
+    host: str
     client_version: str
     #: Whether the client understands REACHED_END_OF_TOPIC.
     handles_end_of_topic: bool
@@ -61,6 +95,11 @@ class ClientConnection(Protocol):
 
     def publish_completed(self, size: int, count: int) -> None:
         """count SENDs of size bytes in all got their answers: they leave the publish budget."""
+
+    def pause_publishing(self, reason: object) -> None:
+        """Stop reading the connection until resume_publishing with the same reason."""
+
+    def resume_publishing(self, reason: object) -> None: ...
 
     def detach_producer(self, producer: Producer) -> None: ...
 

@@ -229,6 +229,8 @@ class NonPersistentTopic(TopicBase):
         are not consecutive here, so producers publish one entry at a time.)"""
         (entry,) = entries
         self.stats.published(num_messages, len(entry))
+        if self.publish_limits:
+            self.count_against_publish_limits(num_messages, len(entry))
         message = Entry(NON_PERSISTENT_POSITION, entry)
         for subscription in list(self.subscriptions.values()):
             subscription.send(message, num_messages)

@@ -130,7 +130,10 @@ class Topic(TopicBase):
         once they are durable (the rest follow it), in arrival order. On a terminated topic
         on_done gets ManagedLedgerTerminatedError."""
         if not self.ledger.terminated:
-            self.stats.published(num_messages, sum(map(len, entries)))
+            size = sum(map(len, entries))
+            self.stats.published(num_messages, size)
+            if self.publish_limits:
+                self.count_against_publish_limits(num_messages, size)
         self.ledger.append_run(entries, on_done)
 
     def holds_data(self) -> bool:
@@ -162,8 +165,10 @@ class Topic(TopicBase):
     # -- consuming --------------------------------------------------------------------------
 
     async def subscribe(self, connection: "ClientConnection", command: pb.CommandSubscribe) -> Consumer:
-        """In Pulsar's order: a durable subscription that may not be auto-created, a disabled
-        subscription type, one subscription too many, one consumer too many."""
+        """In Pulsar's order: the subscribe rate, a durable subscription that may not be
+        auto-created, a disabled subscription type, one subscription too many, one consumer too many."""
+        if self.rate_limits is not None:
+            self.rate_limits.check_subscribe(connection.host, command.consumer_name, command.consumer_id)
         async with self._subscribing:
             subscription = self.subscriptions.get(command.subscription)
             if subscription is None and command.durable and not await self._auto_subscription_creation_allowed():

@@ -15,21 +15,27 @@ from .subscriptions.consumer import Consumer
 
 if TYPE_CHECKING:
     from .deduplication import MessageDeduplication
-    from .interfaces import ClientConnection, TopicBroker
+    from .stats import TopicStats
+    from .interfaces import ClientConnection, PublishLimit, TopicBroker, TopicRateLimits
     from .topic_name import TopicName
 
 
 class TopicBase:
-    """Base of a topic class that sets `broker`, `name`, `access`, `deduplication` and
+    """Base of a topic class that sets `broker`, `name`, `access`, `deduplication`, `stats` and
     `subscriptions`."""
 
     broker: "TopicBroker"
     name: "TopicName"
     access: ProducerAccess
     deduplication: "MessageDeduplication | None"
+    stats: "TopicStats"
     subscriptions: dict
     #: The policies in force (server/policies/catalog.applied_view), set at load and on change.
     policies: dict
+    #: The publish rates this topic's SENDs count against (none: nothing limits it), and its
+    #: dispatch and subscribe rates; set with the policies (server/policies/rate_limits.py).
+    publish_limits: "tuple[PublishLimit, ...]" = ()
+    rate_limits: "TopicRateLimits | None" = None
     #: Whether entries published together get consecutive positions (a stored log's), so that
     #: one publish may carry a run of them.
     positions_are_consecutive = False
@@ -72,6 +78,12 @@ class TopicBase:
 
     def holds_data(self) -> bool:
         return False
+
+    def count_against_publish_limits(self, num_messages: int, size: int) -> None:
+        """A run of messages taken, against the publish rates in force (called, once per run of
+        SENDs, only when publish_limits is not empty)."""
+        for limit in self.publish_limits:
+            limit.published(num_messages, size, self.producers)
 
     def remove_producer(self, producer: Producer) -> None:
         self.access.remove(producer)

@@ -8,12 +8,16 @@ Each entry's top-level metadata is read once here: it gives the message count (p
 deliver_at_time, which a subclass that honours delays holds in a DelayedDeliveryTracker
 (`self.delayed`, made on the first delayed entry) while the topic's policy is active.
 The dispatcher also counts messages sent and not yet acknowledged, over all its consumers.
+Each read is sized within the dispatch rates in force (server/policies/dispatch_throttle.py),
+and sending stops where they run out (the rest goes back, as entries no consumer can take);
+without permits left the next read waits for them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
@@ -30,6 +34,7 @@ from .delayed_delivery import DelayedDeliveryTracker
 from .read_backoff import BackoffTimes, ReadBackoff
 
 if TYPE_CHECKING:
+    from ..interfaces import DispatchLimit
     from .consumer import Consumer
     from .subscription import Subscription
 
@@ -38,6 +43,11 @@ _repeats = RepeatLimitedLog(log)
 
 #: Weight of the previous estimate in the moving averages of messages and bytes per entry.
 MESSAGES_PER_ENTRY_KEEP = 0.9
+#: A read that waits for dispatch rate permits tries again after this long at most (Pulsar's
+#: MESSAGE_RATE_BACKOFF_MS), and after this long at least.
+RATE_RETRY_S = 1.0
+MIN_RATE_WAIT_S = 0.001
+RATE_WAIT_SPREAD_S = 0.005
 
 
 @dataclass(frozen=True)
@@ -97,6 +107,8 @@ class Dispatcher(ABC):
         self.delayed: DelayedDeliveryTracker | None = None
         #: Reads stopped on maxUnackedMessagesPerSubscription (Shared, Key_Shared).
         self.blocked_on_unacked = False
+        #: The read that waits for dispatch rate permits.
+        self._rate_wait: asyncio.TimerHandle | None = None
 
     # -- membership, decided by the subscription type ---------------------------------------
 
@@ -135,12 +147,32 @@ class Dispatcher(ABC):
         if permits <= 0:
             return
         max_entries = self._read_size(permits)
+        throttle = self.subscription.dispatch_throttle()
+        if throttle is not None:
+            max_entries = throttle.read_limit(max_entries, self._messages_per_entry, self._bytes_per_entry)
+            if max_entries <= 0:
+                self._read_when_refilled(throttle.refill_in_s())
+                return
         replay = self._next_replay(max_entries)
         if not replay:
             max_entries = self._new_read_limit(max_entries)
             if max_entries <= 0:
                 return
         self._read_task = asyncio.get_running_loop().create_task(self._read(max_entries, replay))
+
+    def _read_when_refilled(self, wait_s: float) -> None:
+        """Read again once the dispatch rates have permits, or after a second at most (as
+        Pulsar retries), so that a limit removed meanwhile is not waited for. The wait ends at a
+        random instant of a few milliseconds: subscriptions that share a limit (a topic's, a
+        resource group's) then take turns at its permits, where the first to wait would
+        otherwise read first, and spend them, at every refill."""
+        if self._rate_wait is None:
+            wait_s = min(RATE_RETRY_S, wait_s) + random.uniform(MIN_RATE_WAIT_S, RATE_WAIT_SPREAD_S)
+            self._rate_wait = asyncio.get_running_loop().call_later(wait_s, self._rate_refilled)
+
+    def _rate_refilled(self) -> None:
+        self._rate_wait = None
+        self.read_more()
 
     def _read_size(self, permits: int) -> int:
         """Entries the next read may fetch for these permits: one while no entry size is known
@@ -226,9 +258,11 @@ class Dispatcher(ABC):
         return entries
 
     def _dispatch(self, entries: list[Entry], replaying: bool) -> None:
-        """Send entries while someone has permits; the rest go back. Batch sizes are taken from
-        the entries examined, not from all those read: counting given-back entries would dilute
-        the estimate and keep reads larger than the permits, each given-back entry read again."""
+        """Send entries while someone has permits and the dispatch rates allow; the rest go
+        back. Batch sizes are taken from the entries examined, not from all those read: counting
+        given-back entries would dilute the estimate and keep reads larger than the permits,
+        each given-back entry read again."""
+        throttle = self.subscription.dispatch_throttle()
         messages = sent_bytes = seen_messages = seen_entries = 0
         for index, entry in enumerate(entries):
             if replaying and self.cursor.is_deleted(entry.position):
@@ -241,11 +275,11 @@ class Dispatcher(ABC):
             seen_entries += 1
             if self._held_back(entry.position, metadata):
                 continue
-            consumer = self._select_consumer()
+            consumer = self._select_consumer() if throttle is None or throttle.allows_more() else None
             if consumer is None:
                 self._give_back(entries[index:], replaying)
                 break
-            messages += self._send(consumer, entry, count)
+            messages += self._send(consumer, entry, count, throttle)
             sent_bytes += len(entry.data)
         self._observe_batch_sizes(seen_messages, seen_entries)
         self.subscription.dispatched(messages, sent_bytes)
@@ -284,13 +318,16 @@ class Dispatcher(ABC):
             self.delayed.set_tick(policy.tick_ms)
         return self.delayed.hold(position, metadata.deliver_at_time)
 
-    def _send(self, consumer: "Consumer", entry: Entry, count: int) -> int:
-        """Send one entry; a partly acknowledged batch costs only its unacknowledged messages."""
+    def _send(self, consumer: "Consumer", entry: Entry, count: int, throttle: "DispatchLimit | None") -> int:
+        """Send one entry, counted against the dispatch rates; a partly acknowledged batch costs
+        only its unacknowledged messages."""
         ack_set = self.subscription.ack_set_for_dispatch(entry.position)
         if ack_set is not None:
             count = unacked_in(ack_set)
         consumer.send(entry, count, self.subscription.redelivery_counts.get(entry.position, 0), ack_set)
         self._count_unacked(count)
+        if throttle is not None:
+            throttle.dispatched(count, len(entry.data))
         return count
 
     # -- acknowledgements and taking entries back ------------------------------------------
@@ -358,4 +395,7 @@ class Dispatcher(ABC):
         self._closed = True
         if self.delayed is not None:
             self.delayed.clear()
+        if self._rate_wait is not None:
+            self._rate_wait.cancel()
+            self._rate_wait = None
         self._interrupt_read()

@@ -228,6 +228,7 @@ class KeySharedDispatcher(SharedDispatcher):
         return not replaying and self._replay_hashes.get(key_hash, 0) > 0
 
     def _dispatch(self, entries: list["Entry"], replaying: bool) -> None:
+        throttle = self.subscription.dispatch_throttle()
         sent_messages = sent_bytes = read_messages = 0
         for entry in entries:
             position = entry.position
@@ -243,11 +244,12 @@ class KeySharedDispatcher(SharedDispatcher):
             read_messages += keyed.messages
             consumer = self._selector.select(keyed.key_hash)
             if (consumer is None or not consumer.can_take_messages
+                    or (throttle is not None and not throttle.allows_more())
                     or self._must_wait(keyed.key_hash, consumer, replaying)):
                 self._requeue([position])
                 continue
             self._hold(position, keyed.key_hash, consumer)
-            sent_messages += self._send(consumer, entry, keyed.messages)
+            sent_messages += self._send(consumer, entry, keyed.messages, throttle)
             sent_bytes += len(entry.data)
         self._observe_batch_sizes(read_messages, len(entries))
         self.subscription.dispatched(sent_messages, sent_bytes)

@@ -22,6 +22,7 @@ from .key_shared_selector import selector_for
 from .read_backoff import BackoffTimes
 
 if TYPE_CHECKING:
+    from server.topics.interfaces import DispatchLimit
     from server.topics.topic import Topic
 
     from .consumer import Consumer
@@ -252,6 +253,11 @@ class Subscription:
                 self.dispatcher.rewind()
         finally:
             self._fenced = False
+
+    def dispatch_throttle(self) -> "DispatchLimit | None":
+        """The dispatch rates this subscription's reads obey now (None: none)."""
+        limits = self.topic.rate_limits
+        return limits.dispatch(self.name) if limits is not None else None
 
     def dispatched(self, messages: int, size: int) -> None:
         self.stats.dispatched(messages, size)
