@@ -6,12 +6,18 @@ import asyncio
 import logging
 from typing import Awaitable, Callable
 
+from log_limits.repeats import RepeatLimitedLog
+from managed_ledger.errors import MetadataSessionLostError
+
 log = logging.getLogger(__name__)
+_repeats = RepeatLimitedLog(log)
 
 
 class PeriodicTask:
     """Run `chore` every `interval_s` seconds on the loop until stopped; a failing round is
-    logged and the next one runs anyway, so one bad topic cannot stop the chore."""
+    logged and the next one runs anyway, so one bad topic cannot stop the chore. A round that
+    meets the metadata store away (ZooKeeper down or the session lost) logs one line per
+    interval, not a traceback."""
 
     def __init__(self, name: str, interval_s: float, chore: Callable[[], Awaitable[None]]) -> None:
         self.name = name
@@ -28,6 +34,8 @@ class PeriodicTask:
             await asyncio.sleep(self.interval_s)
             try:
                 await self._chore()
+            except MetadataSessionLostError as exc:   # expected while ZooKeeper is away: one line
+                _repeats.warning(self.name, "%s skipped: %s", self.name, exc)
             except Exception:
                 log.exception("%s failed; trying again in %.0f s", self.name, self.interval_s)
 
