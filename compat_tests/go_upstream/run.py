@@ -37,24 +37,9 @@ DEFAULT_TIMEOUT_S = 40
 CONF_OVERRIDES = {"bindAddress": "127.0.0.1", "brokerServicePort": BROKER_PORT, "webServicePort": WEB_PORT,
                   "brokerServicePortTls": 6651, "webServicePortTls": WEB_PORT_TLS}
 
-# Tests that need something pulsard deliberately does not offer, or that this runner cannot supply.
-_TLS = "needs TLS listeners (pulsar+ssl:// 6651 / https:// 8443)"
-_AUTH = "needs broker authentication (token / OAuth2 / basic / TLS auth)"
+# Tests that need something this runner cannot supply.
 _DOCKER = "starts or stops a broker with Docker (testcontainers)"
 EXCLUDED: dict[str, str] = {
-    **{name: _TLS for name in (
-        "TestTLSConnectionCAError", "TestTLSInsecureConnection", "TestTLSConnection",
-        "TestTLSConnectionHostNameVerification", "TestTLSConnectionHostNameVerificationError",
-        "TestHTTPSConnectionCAError", "TestHTTPSInsecureConnection", "TestHTTPSConnection",
-        "TestHTTPSConnectionHostNameVerification", "TestHTTPSConnectionHostNameVerificationError",
-        "TestServiceUrlTLSWithTLSTransportWithBasicAuth", "TestWebServiceUrlTLSWithTLSTransportWithBasicAuth")},
-    **{name: _AUTH for name in (
-        "TestTLSAuthError", "TestTLSAuth", "TestTLSAuthWithCertSupplier", "TestHTTPSAuthError", "TestHTTPSAuth",
-        "TestHTTPSAuthWithCertSupplier", "TestHTTPSTokenAuthFromFile", "TestHTTPSOAuth2Auth", "TestHTTPSBasicAuth",
-        "TestTokenAuth", "TestTokenAuthWithClientVersion", "TestTokenAuthWithSupplier", "TestTokenAuthFromFile",
-        "TestOAuth2Auth", "TestHTTPTokenAuth", "TestHTTPTokenAuthWithSupplier", "TestHTTPTokenAuthFromFile",
-        "TestHTTPOAuth2Auth", "TestHTTPOAuth2AuthFailed", "TestHTTPBasicAuth")},
-    "TestTxn_NoTransactionCoordinator": "connects over https:// with TLS client auth",
     **{name: _DOCKER for name in (
         "TestConsumerKeepReconnectingAndThenCallClose", "TestReconnectConsumer",
         "TestReconnectedBrokerSendPermits", "TestProducerKeepReconnectingAndThenCallClose",
@@ -144,7 +129,7 @@ def print_table(outcomes: list[Outcome]) -> None:
         print(f"{o.name:<{width}}  {o.status:<7} {o.seconds:6.1f}s  {o.cause}")
     totals = {s: sum(o.status == s for o in outcomes) for s in ("PASS", "FAIL", "TIMEOUT", "SKIP")}
     print(f"\nran {len(outcomes)}: " + ", ".join(f"{v} {k.lower()}" for k, v in totals.items())
-          + f"; excluded {len(EXCLUDED)} (TLS/auth/Docker)")
+          + f"; excluded {len(EXCLUDED)}")
 
 
 def main() -> int:
