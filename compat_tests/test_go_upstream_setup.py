@@ -48,7 +48,9 @@ def test_the_ci_broker_serves_tls_and_authentication(module_copy, make_broker):
     tls_port, web_tls_port = free_ports(2)
     broker = make_broker(broker_config(module_copy, {
         "bindAddress": "127.0.0.1", "brokerServicePortTls": tls_port, "webServicePortTls": web_tls_port}))
-    grant_permissions(SuperUserAdmin(module_copy, web_tls_port))
+    admin = SuperUserAdmin(module_copy, web_tls_port)
+    grant_permissions(admin)
+    assert admin.healthy()
 
     files = module_copy / "integration-tests"
     token = (files / "tokens" / "token.txt").read_text().strip()

@@ -155,7 +155,7 @@ def main() -> int:
             print(f"[{index}/{len(names)}] {name}: {outcome.status} {outcome.seconds:.1f}s {outcome.cause}", flush=True)
             if args.show_output and outcome.status in ("FAIL", "TIMEOUT"):
                 print(outcome.output[-4000:])
-            if outcome.status == "TIMEOUT" or not broker.health_ok():
+            if outcome.status == "TIMEOUT" or not admin.healthy():
                 print(f"    restarting the broker after {name}", flush=True)
                 broker.restart()
                 grant_permissions(admin)

@@ -90,13 +90,23 @@ class SuperUserAdmin:
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}),
                                                    urllib.request.HTTPSHandler(context=context))
 
-    def call(self, method: str, path: str, body: object = None) -> object:
+    def request(self, method: str, path: str, body: object = None) -> bytes:
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(self._url + path, data=data, method=method,
                                          headers={"Content-Type": "application/json"})
         with self._opener.open(request, timeout=10) as response:
-            text = response.read()
+            return response.read()
+
+    def call(self, method: str, path: str, body: object = None) -> object:
+        text = self.request(method, path, body)
         return json.loads(text) if text else None
+
+    def healthy(self) -> bool:
+        """The broker's health check, as a super user (anonymous probes are refused and logged)."""
+        try:
+            return self.request("GET", "/admin/v2/brokers/health").strip() == b"ok"
+        except OSError:
+            return False
 
     def create(self, path: str, body: object) -> None:
         try:
