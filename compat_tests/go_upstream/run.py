@@ -6,11 +6,13 @@ Not part of the pytest suite (a full run takes tens of minutes). Usage, from the
     python compat_tests/go_upstream/run.py -run 'AckIDList|ChunkSize' --timeout 60
 
 The upstream tests hard-code their broker (pulsar/helper_for_test.go: pulsar://localhost:6650,
-http://localhost:8080), so one pulsard listens on those fixed loopback ports, configured from the
-module's own integration-tests/conf/standalone.conf (the keys pulsard knows), with the tenants and
-namespaces its scripts/pulsar-test-service-start.sh creates. Nothing from the Go module is copied into
-this repository: the module (read-only in the Go module cache) is copied to a temporary directory,
-where its test binary is built and run (the encryption tests read keys relative to that package dir).
+pulsar+ssl://localhost:6651, http://localhost:8080, https://localhost:8443), so one pulsard listens on
+those fixed loopback ports, set up as the client's CI sets up its broker (service.py: its
+standalone.conf with TLS, authentication and authorization, its certificates, tokens and htpasswd,
+its permission grants). Nothing from the Go module is copied into this repository: the module
+(read-only in the Go module cache) is copied to a temporary directory, where its test binary is built
+and run (the tests read certificates, tokens and keys relative to that package dir), and whose files
+the broker's configuration names.
 """
 
 from __future__ import annotations
