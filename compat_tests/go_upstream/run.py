@@ -6,25 +6,24 @@ Not part of the pytest suite (a full run takes tens of minutes). Usage, from the
     python compat_tests/go_upstream/run.py -run 'AckIDList|ChunkSize' --timeout 60
 
 The upstream tests hard-code their broker (pulsar/helper_for_test.go: pulsar://localhost:6650,
-http://localhost:8080), so one pulsard listens on those fixed loopback ports, configured from the
-module's own integration-tests/conf/standalone.conf (the keys pulsard knows), with the tenants and
-namespaces its scripts/pulsar-test-service-start.sh creates. Nothing from the Go module is copied into
-this repository: the module (read-only in the Go module cache) is copied to a temporary directory,
-where its test binary is built and run (the encryption tests read keys relative to that package dir).
+pulsar+ssl://localhost:6651, http://localhost:8080, https://localhost:8443), so one pulsard listens on
+those fixed loopback ports, set up as the client's CI sets up its broker (service.py: its
+standalone.conf with TLS, authentication and authorization, its certificates, tokens and htpasswd,
+its permission grants). Nothing from the Go module is copied into this repository: the module
+(read-only in the Go module cache) is copied to a temporary directory, where its test binary is built
+and run (the tests read certificates, tokens and keys relative to that package dir), and whose files
+the broker's configuration names.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,33 +31,17 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT))
 
 from compat_tests.broker import Broker, BrokerError  # noqa: E402
-from server.config import BrokerConfig, read_conf_file  # noqa: E402
+from compat_tests.go_upstream.service import SuperUserAdmin, broker_config, grant_permissions, module_dir  # noqa: E402
 
-MODULE = "github.com/apache/pulsar-client-go"
-VERSION = "v0.19.0"
-BROKER_PORT, WEB_PORT = 6650, 8080
+BROKER_PORT, WEB_PORT, WEB_PORT_TLS = 6650, 8080, 8443
 DEFAULT_TIMEOUT_S = 40
-# Keys of the upstream standalone.conf that must differ here: loopback only, pulsard's own storage.
-CONF_OVERRIDES = {"bindAddress": "127.0.0.1", "brokerServicePort": BROKER_PORT, "webServicePort": WEB_PORT}
+# Keys of the upstream standalone.conf that must differ here: loopback only.
+CONF_OVERRIDES = {"bindAddress": "127.0.0.1", "brokerServicePort": BROKER_PORT, "webServicePort": WEB_PORT,
+                  "brokerServicePortTls": 6651, "webServicePortTls": WEB_PORT_TLS}
 
-# Tests that need something pulsard deliberately does not offer, or that this runner cannot supply.
-_TLS = "needs TLS listeners (pulsar+ssl:// 6651 / https:// 8443)"
-_AUTH = "needs broker authentication (token / OAuth2 / basic / TLS auth)"
+# Tests that need something this runner cannot supply.
 _DOCKER = "starts or stops a broker with Docker (testcontainers)"
 EXCLUDED: dict[str, str] = {
-    **{name: _TLS for name in (
-        "TestTLSConnectionCAError", "TestTLSInsecureConnection", "TestTLSConnection",
-        "TestTLSConnectionHostNameVerification", "TestTLSConnectionHostNameVerificationError",
-        "TestHTTPSConnectionCAError", "TestHTTPSInsecureConnection", "TestHTTPSConnection",
-        "TestHTTPSConnectionHostNameVerification", "TestHTTPSConnectionHostNameVerificationError",
-        "TestServiceUrlTLSWithTLSTransportWithBasicAuth", "TestWebServiceUrlTLSWithTLSTransportWithBasicAuth")},
-    **{name: _AUTH for name in (
-        "TestTLSAuthError", "TestTLSAuth", "TestTLSAuthWithCertSupplier", "TestHTTPSAuthError", "TestHTTPSAuth",
-        "TestHTTPSAuthWithCertSupplier", "TestHTTPSTokenAuthFromFile", "TestHTTPSOAuth2Auth", "TestHTTPSBasicAuth",
-        "TestTokenAuth", "TestTokenAuthWithClientVersion", "TestTokenAuthWithSupplier", "TestTokenAuthFromFile",
-        "TestOAuth2Auth", "TestHTTPTokenAuth", "TestHTTPTokenAuthWithSupplier", "TestHTTPTokenAuthFromFile",
-        "TestHTTPOAuth2Auth", "TestHTTPOAuth2AuthFailed", "TestHTTPBasicAuth")},
-    "TestTxn_NoTransactionCoordinator": "connects over https:// with TLS client auth",
     **{name: _DOCKER for name in (
         "TestConsumerKeepReconnectingAndThenCallClose", "TestReconnectConsumer",
         "TestReconnectedBrokerSendPermits", "TestProducerKeepReconnectingAndThenCallClose",
@@ -86,14 +69,6 @@ class Outcome:
     output: str = ""
 
 
-def module_dir() -> Path:
-    cache = subprocess.run(["go", "env", "GOMODCACHE"], capture_output=True, text=True, check=True).stdout.strip()
-    path = Path(cache) / f"{MODULE}@{VERSION}"
-    if not path.is_dir():
-        raise SystemExit(f"{path} not found: run `go mod download {MODULE}@{VERSION}` first")
-    return path
-
-
 def build(work: Path) -> tuple[Path, Path]:
     """Copy the module to `work` (writable), build ./pulsar's test binary; return (binary, package dir)."""
     src = work / "pulsar-client-go"
@@ -111,49 +86,14 @@ def list_tests(binary: Path, package_dir: Path, pattern: str) -> list[str]:
     return [line for line in out.split() if line.startswith("Test")]
 
 
-def config_keys(config: object) -> set[str]:
-    """The configuration-file keys a config dataclass reads, its embedded configurations' included."""
-    keys: set[str] = set()
-    for spec in dataclasses.fields(config):
-        value = getattr(config, spec.name)
-        if "key" in spec.metadata:
-            keys.add(spec.metadata["key"])
-        elif dataclasses.is_dataclass(value):
-            keys |= config_keys(value)
-    return keys
-
-
-def broker_config(upstream_conf: Path) -> dict[str, object]:
-    """The upstream CI broker settings that pulsard understands, with the loopback overrides."""
-    known = config_keys(BrokerConfig())
-    settings: dict[str, object] = {k: v for k, v in read_conf_file(upstream_conf).items() if k in known and v != ""}
-    settings.update(CONF_OVERRIDES)
-    return settings
-
-
-def admin_put(path: str, body: object) -> None:
-    request = urllib.request.Request(f"http://127.0.0.1:{WEB_PORT}{path}", data=json.dumps(body).encode(),
-                                     method="PUT", headers={"Content-Type": "application/json"})
-    try:
-        urllib.request.build_opener(urllib.request.ProxyHandler({})).open(request, timeout=10).close()
-    except urllib.error.HTTPError as exc:
-        if exc.code != 409:          # already exists (a restart keeps the data dir)
-            raise
-
-
-def set_up_namespaces() -> None:
-    """What scripts/pulsar-test-service-start.sh does; permission grants are moot (pulsard has no authz)."""
-    admin_put("/admin/v2/tenants/private", {"allowedClusters": ["standalone"]})
-    admin_put("/admin/v2/namespaces/private/auth", {})
-
-
-def start_broker(work: Path, config: dict[str, object]) -> Broker:
+def start_broker(work: Path, module: Path) -> tuple[Broker, SuperUserAdmin]:
     (work / "broker").mkdir(exist_ok=True)
-    broker = Broker(work / "broker", config)
+    broker = Broker(work / "broker", broker_config(module, CONF_OVERRIDES))
     broker.broker_port, broker.web_port = BROKER_PORT, WEB_PORT
     broker.start()
-    set_up_namespaces()
-    return broker
+    admin = SuperUserAdmin(module, WEB_PORT_TLS)
+    grant_permissions(admin)
+    return broker, admin
 
 
 def classify(output: str) -> str:
@@ -191,7 +131,7 @@ def print_table(outcomes: list[Outcome]) -> None:
         print(f"{o.name:<{width}}  {o.status:<7} {o.seconds:6.1f}s  {o.cause}")
     totals = {s: sum(o.status == s for o in outcomes) for s in ("PASS", "FAIL", "TIMEOUT", "SKIP")}
     print(f"\nran {len(outcomes)}: " + ", ".join(f"{v} {k.lower()}" for k, v in totals.items())
-          + f"; excluded {len(EXCLUDED)} (TLS/auth/Docker)")
+          + f"; excluded {len(EXCLUDED)}")
 
 
 def main() -> int:
@@ -205,8 +145,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="pulsard-go-upstream-"))
     binary, package_dir = build(work)
     names = [n for n in list_tests(binary, package_dir, args.run) if n not in EXCLUDED]
-    config = broker_config(package_dir.parent / "integration-tests" / "conf" / "standalone.conf")
-    broker = start_broker(work, config)
+    broker, admin = start_broker(work, package_dir.parent)
     outputs = work / "outputs"
     outputs.mkdir()
     outcomes: list[Outcome] = []
@@ -218,10 +157,10 @@ def main() -> int:
             print(f"[{index}/{len(names)}] {name}: {outcome.status} {outcome.seconds:.1f}s {outcome.cause}", flush=True)
             if args.show_output and outcome.status in ("FAIL", "TIMEOUT"):
                 print(outcome.output[-4000:])
-            if outcome.status == "TIMEOUT" or not broker.health_ok():
+            if outcome.status == "TIMEOUT" or not admin.healthy():
                 print(f"    restarting the broker after {name}", flush=True)
                 broker.restart()
-                set_up_namespaces()
+                grant_permissions(admin)
     except BrokerError as exc:
         print(f"broker failed: {exc}", file=sys.stderr)
     finally:

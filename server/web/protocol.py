@@ -72,7 +72,9 @@ class HttpConnection(asyncio.Protocol):
     def eof_received(self) -> bool:
         self._h11.receive_data(b"")
         self._readable.set()
-        return True   # half-closed: the answer being made is still written
+        # Half-closed: the answer being made is still written. Plain TCP only: TLS has no
+        # half-close (asyncio closes an SSL transport at EOF, and warns if asked to keep it).
+        return self._transport.get_extra_info("sslcontext") is None
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._connections.discard(self)

@@ -272,6 +272,20 @@ def test_tls_with_and_without_a_client_certificate(served, certificates):
         client.close()
 
 
+def test_a_tls_client_closing_costs_no_warning(served, certificates, caplog):
+    """TLS has no half-close: at the client's close_notify asyncio closes the connection, and
+    warns once per connection if the protocol asks to keep it half-open."""
+    context = ssl.create_default_context(cafile=str(certificates[0].pem.cert))
+    tls = context.wrap_socket(socket.create_connection(("127.0.0.1", served.tls_port)), server_hostname="localhost")
+    client = Client(tls)
+    assert client.send(get("/hello")).answer()[2] == b"hello"
+    client.file.close()
+    plain = tls.unwrap()   # close_notify, then the server's
+    assert plain.recv(1) == b""
+    plain.close()
+    assert not [r for r in caplog.records if "eof_received" in r.getMessage()]
+
+
 def test_idle_connections_close_after_the_keep_alive_timeout(served, monkeypatch):
     monkeypatch.setattr(protocol, "KEEPALIVE_TIMEOUT", 0.2)
     client = Client.to(served)
