@@ -8,7 +8,6 @@ transaction buffer and pending acks; here it is the coordinator's own state.
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
@@ -191,6 +190,45 @@ def test_disabled_is_a_clean_refusal(broker):
         assert tc.new_txn().error == pb.NotAllowedError
     finally:
         tc.close()
+
+
+# -- admin v3 ---------------------------------------------------------------------------------
+
+def test_admin_coordinator_stats_and_transaction_metadata(coordinator, txn_broker):
+    admin = AdminHttp(txn_broker.web_url)
+    txn = coordinator.begin(ttl_ms=45000)
+    topic = "persistent://public/default/admin-txn"
+    assert coordinator.add_partition(txn, topic).error == 0
+    assert coordinator.add_subscription(txn, topic, "sub").error == 0
+    try:
+        stats = admin.get("/admin/v3/transactions/coordinatorStats").json()
+        assert set(stats) == {"0"}
+        assert set(stats["0"]) == {"state", "leastSigBits", "lowWaterMark", "ongoingTxnSize",
+                                   "recoverStartTime", "recoverEndTime"}
+        assert stats["0"]["state"] == "Ready" and stats["0"]["leastSigBits"] >= txn[1]
+        assert stats["0"]["ongoingTxnSize"] >= 1 and stats["0"]["lowWaterMark"] < txn[1]
+        assert admin.get("/admin/v3/transactions/coordinatorStats", coordinatorId=0).json() == stats["0"]
+        assert admin.get("/admin/v3/transactions/coordinatorStats", coordinatorId=3).status_code == 404
+
+        meta = admin.get(f"/admin/v3/transactions/transactionMetadata/{txn[0]}/{txn[1]}").json()
+        assert meta["txnId"] == f"({txn[0]},{txn[1]})" and meta["status"] == "OPEN"
+        assert meta["timeoutAt"] == 45000 and meta["openTimestamp"] > 0
+        assert list(meta["producedPartitions"]) == [topic]
+        assert list(meta["ackedPartitions"]) == [topic] and list(meta["ackedPartitions"][topic]) == ["sub"]
+
+        slow = admin.get("/admin/v3/transactions/slowTransactions/0").json()
+        assert f"({txn[0]},{txn[1]})" in slow
+        assert admin.get("/admin/v3/transactions/slowTransactions/3600000").json() == {}
+    finally:
+        assert coordinator.end(txn, pb.ABORT).error == 0
+    assert admin.get(f"/admin/v3/transactions/transactionMetadata/{txn[0]}/{txn[1]}").status_code == 404
+    assert admin.get("/admin/v3/transactions/transactionBufferStats/public/default/no-such-topic").status_code == 404
+
+
+def test_admin_refuses_when_disabled(broker):
+    response = AdminHttp(broker.web_url).get("/admin/v3/transactions/coordinatorStats")
+    assert (response.status_code, response.json()["reason"]) == (
+        503, "This Broker is not configured with transactionCoordinatorEnabled=true.")
 
 
 # -- restarts and kill -9 ---------------------------------------------------------------------
