@@ -22,7 +22,7 @@ class MemoryLog:
         self.tc_id = tc_id
         self.records: list[tuple[Position, dict]] = []
         self.acked: set[Position] = set()
-        self.reserved_sequence = 0
+        self.reserved_sequence = -1
         self.appended = 0
 
     async def replay(self):
@@ -57,7 +57,7 @@ def test_states_follow_pulsars_transitions():
         await store.add_partitions(meta.txn, ["t1", "t1", "t2"])
         assert list(meta.partitions) == ["t1", "t2"]
         await store.update_status(meta.txn, TxnStatus.COMMITTING)
-        with pytest.raises(InvalidTxnStatus, match=r"Expect Txn `\(0,1\)` to be in OPEN status but it is in COMMITTING"):
+        with pytest.raises(InvalidTxnStatus, match=r"Expect Txn `\(0,0\)` to be in OPEN status but it is in COMMITTING"):
             await store.add_subscriptions(meta.txn, [("t1", "s")])
         with pytest.raises(InvalidTxnStatus):
             await store.update_status(meta.txn, TxnStatus.ABORTED)

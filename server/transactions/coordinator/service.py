@@ -92,8 +92,9 @@ class TransactionCoordinators:
 
     async def connect(self, tc_id: int) -> None:
         """TC_CLIENT_CONNECT: this broker serves coordinator tc_id, opened and recovered."""
-        if not 0 <= tc_id < self.count:
-            raise CoordinatorNotFound(tc_id)
+        if not 0 <= tc_id < self.count:   # as Pulsar, which finds no owner for such a partition
+            raise ServiceNotReady(f"Namespace bundle for topic ({assign_partition(tc_id)}) not served by this "
+                                  f"instance. Please redo the lookup.")
         self._assign.check_serves(assign_partition(tc_id))
         if tc_id in self.stores:
             return

@@ -46,7 +46,7 @@ class TransactionLog:
         self._cursor = cursor
         self._metadata = metadata
         self._path = SEQUENCE_PATH.format(tc=tc_id)
-        self._reserved = 0
+        self._reserved = -1    # none yet: the first id is 0, as Pulsar's
         self._reserved_version = -1
         self._reserving = asyncio.Lock()
         #: Records appended since start (pulsar_txn_append_log_total).
