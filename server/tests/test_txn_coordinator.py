@@ -159,3 +159,21 @@ def test_opposite_end_of_an_ending_transaction_is_invalid():
         assert txn not in service.stores[0].txns
         await service.close()
     run(scenario())
+
+
+def test_a_slow_participant_is_waited_for_not_asked_twice():
+    class Slow(Participants):
+        async def end_on_partition(self, topic: str, txn: TxnID, action: int) -> None:
+            await asyncio.sleep(0.2)   # four operation timeouts
+            self.calls.append((topic, txn, action))
+
+    async def scenario():
+        participants = Slow()
+        service = await coordinators_on(MemoryLog(), participants)
+        service._participant_timeout_s = 0.05
+        txn = await service.new_txn(0, 60000, None)
+        await service.add_partitions(txn, ["t1"])
+        await service.end_txn(txn, ABORT)
+        assert participants.calls == [("t1", txn, ABORT)]
+        await service.close()
+    run(scenario())

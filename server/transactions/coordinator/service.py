@@ -199,14 +199,20 @@ class TransactionCoordinators:
 
     async def _until_done(self, call: Callable, txn: TxnID) -> None:
         """The outcome is decided: a participant that fails (unreachable, its topic moving) is
-        asked again until it answers."""
+        asked again until it succeeds. One slower than transactionBufferClientOperationTimeoutInMills
+        is waited for, never cancelled (an end cut off half way would be repeated)."""
         while True:
+            attempt = asyncio.ensure_future(call())
             try:
-                await asyncio.wait_for(call(), self._participant_timeout_s)
+                while not (await asyncio.wait({attempt}, timeout=self._participant_timeout_s))[0]:
+                    _repeats.warning("slow", "ending transaction %s: a participant has not answered in %.0f s",
+                                     txn, self._participant_timeout_s)
+            finally:
+                attempt.cancel()   # only when we are cancelled ourselves (shutdown): it is done otherwise
+            if attempt.exception() is None:
                 return
-            except (Exception, asyncio.TimeoutError) as exc:
-                _repeats.warning(type(exc).__name__, "ending transaction %s on a participant failed, retrying: %r",
-                                 txn, exc)
+            _repeats.warning(type(attempt.exception()).__name__,
+                             "ending transaction %s on a participant failed, retrying: %r", txn, attempt.exception())
             await asyncio.sleep(RETRY_INTERVAL_S)
 
     def _arm_timeout(self, meta: TxnMeta) -> None:
