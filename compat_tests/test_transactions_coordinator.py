@@ -207,8 +207,10 @@ def test_disabled_is_a_clean_refusal(broker):
 
 def test_admin_coordinator_stats_and_transaction_metadata(coordinator, txn_broker):
     admin = AdminHttp(txn_broker.web_url)
+    topic = "persistent://public/default/admin-txn"   # existing: Pulsar asks each topic for its part
+    assert admin.put("/admin/v2/persistent/public/default/admin-txn").status_code == 204
+    assert admin.put("/admin/v2/persistent/public/default/admin-txn/subscription/sub").status_code == 204
     txn = coordinator.begin(ttl_ms=45000)
-    topic = "persistent://public/default/admin-txn"
     assert coordinator.add_partition(txn, topic).error == 0
     assert coordinator.add_subscription(txn, topic, "sub").error == 0
     try:
@@ -228,8 +230,8 @@ def test_admin_coordinator_stats_and_transaction_metadata(coordinator, txn_broke
         assert meta["timeoutAt"] == 45000 and meta["openTimestamp"] > 0
         assert set(meta) == {"txnId", "status", "openTimestamp", "timeoutAt", "producedPartitions",
                              "ackedPartitions"}   # no owner without authentication (null: left out)
-        assert list(meta["producedPartitions"]) == [topic]
-        assert list(meta["ackedPartitions"]) == [topic] and list(meta["ackedPartitions"][topic]) == ["sub"]
+        assert meta["producedPartitions"] == {topic: {"aborted": False}}
+        assert meta["ackedPartitions"] == {topic: {"sub": {}}}
         unknown = admin.get("/admin/v3/transactions/transactionMetadata/7/1")
         assert (unknown.status_code, unknown.json()["reason"]) == (404, "Transaction coordinator with id 7 not found!")
 
