@@ -7,7 +7,8 @@ transaction coordinator is off, "Transactions are not enabled." (that broker sen
 ERROR); with transactionCoordinatorEnabled=true, transactions.py serves the coordinator's
 requests instead (and refuses through here while it is false). Everything else (topic-list
 watchers, and commands only a broker sends) gets ERROR NotAllowed carrying the command's
-request id, or -1 when it has none. The connection stays open; each kind is logged once per interval, however often a client repeats it.
+request id, or -1 when it has none. The connection stays open; each kind is logged once per
+interval, however often a client repeats it.
 """
 
 from __future__ import annotations
