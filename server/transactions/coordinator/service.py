@@ -137,6 +137,18 @@ class TransactionCoordinators:
             raise CoordinatorNotFound(tc_id) from None
         return store
 
+    def served_partitions(self) -> list[TopicName]:
+        """The assign topic's partitions of the coordinators open here."""
+        return [assign_partition(tc_id) for tc_id in self.stores]
+
+    async def close_coordinator(self, name: TopicName) -> bool:
+        """Close the coordinator of that assign partition (its bundle is being released);
+        False when the name is not one of them."""
+        if str(name.partitioned_parent) != TRANSACTION_COORDINATOR_ASSIGN or name.partition_index not in self.stores:
+            return False
+        await self._close(name.partition_index)
+        return True
+
     async def _close(self, tc_id: int) -> None:
         store = self.stores.pop(tc_id, None)
         if store is None:
