@@ -176,6 +176,16 @@ def test_timeout_aborts(coordinator, txn_broker):
     assert coordinator.end(txn, pb.COMMIT).error == pb.TransactionNotFound
 
 
+def test_the_transaction_log_is_no_topic(coordinator):
+    """A client cannot write into a coordinator's log (it would replay the client's bytes)."""
+    refused = coordinator.call(Cmd(type=Cmd.PRODUCER, producer=pb.CommandProducer(
+        topic="persistent://pulsar/system/__transaction_log_0", producer_id=1, request_id=4242)))
+    assert error_of(refused) == (pb.NotAllowedError,
+                                 "persistent://pulsar/system/__transaction_log_0 is a transaction coordinator's log")
+    txn = coordinator.begin()
+    assert coordinator.end(txn, pb.COMMIT).error == 0
+
+
 def test_max_active_transactions(make_broker):
     """Pulsar 3.0.7 leaves the refused NEW_TXN unanswered (the client times out); pulsard
     answers it with Pulsar's words (its ReachMaxActiveTxnException maps to no other code)."""

@@ -39,6 +39,10 @@ def log_name(tc_id: int) -> str:
     return f"{LOG_PREFIX}{tc_id}"
 
 
+def is_transaction_log(name: object) -> bool:
+    return str(name).startswith(LOG_PREFIX)
+
+
 class TransactionLog:
     def __init__(self, tc_id: int, ledger: ManagedLedger, cursor: ManagedCursor, metadata: MetadataStore) -> None:
         self.tc_id = tc_id
