@@ -8,13 +8,15 @@ transaction buffer and pending acks; here it is the coordinator's own state.
 
 from __future__ import annotations
 
+import os
+import subprocess
 import time
 
 import pytest
 
 from compat_tests.admin_http import AdminHttp
 from compat_tests.raw_requests import RawConnection
-from compat_tests.toolchains import marked_java_scenarios, run_program
+from compat_tests.toolchains import marked_java_scenarios, run_program, tail
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
 
@@ -118,6 +120,17 @@ def java_report(java_command, txn_broker, broker):
 @pytest.mark.parametrize("scenario", marked_java_scenarios("java", "CoordinatorScenario"))
 def test_java_scenario(scenario, java_report):
     java_report.assert_passed(scenario)
+
+
+# -- the Go client ----------------------------------------------------------------------------
+
+def test_go_client_commits_and_aborts(go_binaries, txn_broker):
+    """TestTxnCoordinator with a coordinator (test_go_client.py runs it against a broker without)."""
+    go_binary = go_binaries[0]
+    done = subprocess.run([str(go_binary), "-test.run", "^TestTxnCoordinator$", "-test.v", "-test.count=1",
+                           "-test.timeout=45s"], cwd=go_binary.parent.parent, capture_output=True, text=True,
+                          env={**os.environ, "PULSAR_TXN_SERVICE_URL": txn_broker.service_url}, timeout=60)
+    assert done.returncode == 0 and "--- PASS: TestTxnCoordinator" in done.stdout, tail(done.stdout + done.stderr)
 
 
 # -- protocol answers -------------------------------------------------------------------------
