@@ -8,14 +8,17 @@ transaction buffer and pending acks; here it is the coordinator's own state.
 
 from __future__ import annotations
 
+import base64
 import os
 import subprocess
 import time
 
 import pytest
+import requests
 
 from compat_tests.admin_http import AdminHttp
 from compat_tests.raw_requests import RawConnection
+from compat_tests.test_authorization import SECRET, TOKEN, token
 from compat_tests.toolchains import marked_java_scenarios, run_program, tail
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
@@ -30,9 +33,10 @@ POLL_S = 15
 class Coordinator:
     """Bare transaction requests on one connection to a broker (TC_CLIENT_CONNECT sent first)."""
 
-    def __init__(self, broker, tc_id: int = 0, connect_tc: bool = True) -> None:
+    def __init__(self, broker, tc_id: int = 0, connect_tc: bool = True, token: str | None = None) -> None:
         self.raw = RawConnection(broker.broker_port)
-        connected = self.raw.connect(pb.CommandConnect(client_version="compat", protocol_version=21))
+        credentials = {"auth_method_name": "token", "auth_data": token.encode()} if token else {}
+        connected = self.raw.connect(pb.CommandConnect(client_version="compat", protocol_version=21, **credentials))
         assert connected is not None and connected.type == Cmd.CONNECTED
         self._ids = iter(range(1, 1 << 30))
         if connect_tc:   # as the clients do: look the coordinator up (Pulsar serves it only then)
@@ -212,6 +216,29 @@ def test_max_active_transactions(make_broker):
         assert tc.new_txn().error == 0
     finally:
         tc.close()
+
+
+def test_only_the_owner_or_a_super_user_may_use_a_transaction(make_broker):
+    """With authorization on, as Pulsar: another role is told TransactionNotFound."""
+    broker = make_broker({**TXN_CONFIG, "authenticationEnabled": "true", "authenticationProviders": TOKEN,
+                          "tokenSecretKey": base64.b64encode(SECRET).decode(), "authorizationEnabled": "true",
+                          "superUserRoles": "admin"})
+    alice, bob, admin = (Coordinator(broker, token=token(role)) for role in ("alice", "bob", "admin"))
+    try:
+        txn = alice.begin()
+        refused = bob.end(txn, pb.COMMIT)
+        assert (refused.error, refused.message) == (
+            pb.TransactionNotFound, f"Client (bob) is neither the owner of the transaction ({txn[0]},{txn[1]}) "
+                                    f"nor a super user")
+        assert bob.add_partition(txn, "persistent://public/default/t").error == pb.TransactionNotFound
+        assert admin.add_partition(txn, "persistent://public/default/t").error == 0
+        meta = requests.get(f"{broker.web_url}/admin/v3/transactions/transactionMetadata/{txn[0]}/{txn[1]}",
+                            headers={"Authorization": "Bearer " + token("admin")}, timeout=10).json()
+        assert meta["owner"] == "alice"
+        assert alice.end(txn, pb.COMMIT).error == 0
+    finally:
+        for tc in (alice, bob, admin):
+            tc.close()
 
 
 def test_disabled_is_a_clean_refusal(broker):
