@@ -3,8 +3,8 @@
 Coordinator i is served by whoever serves partition i of
 `persistent://pulsar/system/transaction_coordinator_assign` (this broker standalone; the owner
 of that partition's bundle in a cluster). It opens on the first TC_CLIENT_CONNECT for it, as in
-Pulsar 3.0: its log is replayed, transactions caught ending are ended, and open ones get their
-timeouts again.
+Pulsar 3.0 (a standalone broker opens its own at start): its log is replayed, transactions caught
+ending are ended, and open ones get their timeouts again. It closes when its bundle is released.
 
 END_TXN logs COMMITTING (or ABORTING) durably, which decides the outcome; then every partition
 and subscription the transaction touched is ended through TransactionParticipants, retried
