@@ -58,6 +58,10 @@ BUILDERS: dict[str, tuple[Callable[[], pb.BaseCommand], int]] = {
     "consumer_stats_error": (
         lambda: commands.consumer_stats_error(27, pb.ConsumerNotFound, "gone"), T.CONSUMER_STATS_RESPONSE,
     ),
+    "txn_response": (
+        lambda: commands.txn_response(T(type=T.NEW_TXN, newTxn=pb.CommandNewTxn(request_id=31, tc_id=0))),
+        T.NEW_TXN_RESPONSE,
+    ),
     "txn_error": (
         lambda: commands.txn_error(T(type=T.END_TXN, endTxn=pb.CommandEndTxn(request_id=30, txnid_most_bits=1)),
                                    pb.NotAllowedError, "no"), T.END_TXN_RESPONSE,
