@@ -431,13 +431,21 @@ def request_id_of(command: BaseCommand) -> int:
     return to_signed(body.request_id) if "request_id" in body.DESCRIPTOR.fields_by_name else -1
 
 
-def txn_error(request: BaseCommand, code: int, message: str) -> BaseCommand:
-    """A transaction request's own response (see TXN_REQUESTS), failed with `code`."""
+def txn_response(request: BaseCommand) -> BaseCommand:
+    """A transaction request's own response (see TXN_REQUESTS), carrying its request id and
+    transaction id."""
     cmd = BaseCommand(type=request.type + 1)
     body, asked = body_of(cmd), body_of(request)
     body.request_id = asked.request_id
     for name in _TXN_ID.intersection(body.DESCRIPTOR.fields_by_name, asked.DESCRIPTOR.fields_by_name):
         setattr(body, name, getattr(asked, name))
+    return cmd
+
+
+def txn_error(request: BaseCommand, code: int, message: str) -> BaseCommand:
+    """txn_response failed with `code`."""
+    cmd = txn_response(request)
+    body = body_of(cmd)
     body.error = code
     body.message = message
     return cmd

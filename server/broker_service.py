@@ -42,14 +42,13 @@ from .topics.schema_compatibility import Strategy
 from .topics.schema_registry import SchemaRegistry
 from .topics.topic import Topic, delete_topic_state
 from .topics.topic_name import TopicName
+from .transactions.coordinator.service import TRANSACTION_COORDINATOR_ASSIGN, TransactionCoordinators
+from .transactions.participants import LocalParticipants
 
 log = logging.getLogger(__name__)
 _repeats = RepeatLimitedLog(log)   # clients retry a topic that cannot load: one line per interval
 
 PARTITIONED_TOPICS = "/admin/partitioned-topics"
-#: Pulsar creates this partitioned topic only for a running transaction coordinator; clients read
-#: its partition count 0 as "transactions are off" and refuse at once (never auto-created here).
-TRANSACTION_COORDINATOR_ASSIGN = "persistent://pulsar/system/transaction_coordinator_assign"
 GENERATION_PATH = "/counters/producer-name"
 #: GET_TOPICS_OF_NAMESPACE modes (CommandGetTopicsOfNamespace.Mode).
 MODE_PERSISTENT, MODE_NON_PERSISTENT, MODE_ALL = 0, 1, 2
@@ -106,6 +105,14 @@ class BrokerService:
         self.resource_groups = ResourceGroups(self.configuration)
         self.resource_groups.add_listener(lambda: self._refresh_policies(self._loaded()))
         self.rate_limits = BrokerRateLimits(config, self.resource_groups)
+        #: The transaction coordinators (transactionCoordinatorEnabled), else None.
+        self.transactions: TransactionCoordinators | None = None
+        #: How the coordinators reach topics (a cluster broker adds the way to other brokers').
+        self.participants = LocalParticipants(self)
+        if config.transaction_coordinator_enabled:
+            self.transactions = TransactionCoordinators(
+                storage, self.metadata, self, self.participants, config.max_active_transactions_per_coordinator,
+                config.transaction_buffer_client_operation_timeout_in_mills / 1000)
         self._chores = [RetentionMonitor(self), MessageExpiryMonitor(self), self.backlog_quotas.monitor,
                         CompactionMonitor(self), InactiveTopicMonitor(self), NamespacePoliciesWatch(self),
                         TopicPoliciesWatch(self.topic_policies, lambda: {t.namespace for t in self.loaded_topic_names()}),
@@ -236,6 +243,10 @@ class BrokerService:
         changes made through another broker)."""
         apply_policies(topic, await self.applied.of(topic.name), self.config, self.rate_limits)
 
+    def check_serves(self, name: TopicName) -> None:
+        """ServiceNotReady when another broker of the cluster serves the topic."""
+        self._check_served(name)
+
     def _check_served(self, name: TopicName) -> None:
         if self.served is not None and not is_heartbeat_namespace(self.config, name.namespace):
             self.served.check_serves(name)
@@ -329,6 +340,8 @@ class BrokerService:
         needs its namespace; it is created partitioned when the client (PIP-344 `auto_create`)
         and the namespace's rule allow creation and the rule says partitioned (else 0: created
         plain on first use); when either refuses, it is TopicNotFound, as in Pulsar."""
+        if str(name) == TRANSACTION_COORDINATOR_ASSIGN and self.transactions is None:
+            return 0   # transactions off: whatever an earlier run with them on stored
         partitions = await self.partitioned_count(name)
         if partitions:
             return partitions
@@ -415,6 +428,8 @@ class BrokerService:
     async def close(self) -> None:
         for chore in self._chores:
             await chore.stop()
+        if self.transactions is not None:
+            await self.transactions.close()
         for connection in list(self.connections):
             connection.close()
         for topic in self._loaded():

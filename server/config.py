@@ -124,6 +124,16 @@ class BrokerConfig:
         default=2000, metadata=conf_key("keySharedLookAheadMsgInReplayThresholdPerConsumer"))
     key_shared_look_ahead_msg_in_replay_threshold_per_subscription: int = field(
         default=20000, metadata=conf_key("keySharedLookAheadMsgInReplayThresholdPerSubscription"))
+    #: Transactions (server/transactions/): off by default, as in Pulsar. On, the coordinators'
+    #: assign topic gets its partitions (1 standalone, 16 in a cluster, as Pulsar's standalone
+    #: and initialize-cluster-metadata make), each one a transaction coordinator.
+    transaction_coordinator_enabled: bool = field(default=False, metadata=conf_key("transactionCoordinatorEnabled"))
+    #: Open transactions one coordinator holds at most (0 = no limit).
+    max_active_transactions_per_coordinator: int = field(
+        default=0, metadata=conf_key("maxActiveTransactionsPerCoordinator"))
+    #: How long a coordinator waits for one participant to end a transaction before it retries.
+    transaction_buffer_client_operation_timeout_in_mills: int = field(
+        default=3000, metadata=conf_key("transactionBufferClientOperationTimeoutInMills"))
     #: dataDir, the managedLedger* keys, default retention and the bookie's bookkeeper.conf keys.
     storage: StorageConfig = field(
         default_factory=lambda: StorageConfig(Path("./data"), min_ledger_rollover_minutes=10.0))

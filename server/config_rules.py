@@ -36,7 +36,8 @@ _POSITIVE_KEYS = ("maxMessageSize", "defaultNumPartitions", "keepAliveIntervalSe
                   "subscribeRatePeriodPerConsumerInSecond",
                   "loadBalancerReportUpdateMinIntervalMillis", "loadBalancerResourceQuotaUpdateIntervalMinutes",
                   "loadBalancerSplitIntervalMinutes", "loadBalancerSheddingIntervalMinutes",
-                  "loadBalancerNamespaceMaximumBundles")
+                  "loadBalancerNamespaceMaximumBundles", "transactionBufferClientOperationTimeoutInMills")
+_NON_NEGATIVE_KEYS = ("maxActiveTransactionsPerCoordinator",)
 
 
 def check(key: str, value: object) -> None:
@@ -53,6 +54,8 @@ def _problem(key: str, value: object) -> str:
         return f"{value!r} is not one of {', '.join(_CHOICES[key])}"
     if key in _POSITIVE_KEYS and isinstance(value, (int, float)) and value <= 0:
         return f"{value!r} must be greater than 0"
+    if key in _NON_NEGATIVE_KEYS and isinstance(value, (int, float)) and value < 0:
+        return f"{value!r} must be 0 (no limit) or more"
     if key in _NAME_SETS and isinstance(value, str):
         unknown = [name for name in split_names(value) if name not in _NAME_SETS[key]]
         if unknown:

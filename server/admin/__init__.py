@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 from server.broker_service import BrokerService
+from server.transactions.coordinator.service import CLUSTER_COORDINATORS, STANDALONE_COORDINATORS
 from server.web import RouteDef
 
 from . import (brokers, clusters, health_check, namespaces, permissions, resource_groups, schemas, subscriptions,
-               tenants, topic_policies, topics)
+               tenants, topic_policies, topics, transactions)
 from .topic_access import TopicAccess
 
 
@@ -15,6 +16,7 @@ class AdminResources:
     """The stores behind the REST resources, shared by their route tables."""
 
     def __init__(self, broker: BrokerService) -> None:
+        self.broker = broker
         self.clusters = clusters.Clusters(broker)
         self.tenants = tenants.Tenants(self.clusters)
         self.namespaces = namespaces.Namespaces(broker, self.tenants)
@@ -26,6 +28,9 @@ class AdminResources:
         await self.clusters.ensure_local()
         await self.tenants.ensure_defaults()
         await self.namespaces.ensure_defaults()
+        if self.broker.transactions is not None:   # standalone: 1 coordinator; a cluster: 16
+            await self.broker.transactions.create_assign_topic(
+                STANDALONE_COORDINATORS if self.broker.served is None else CLUSTER_COORDINATORS)
 
 
 def admin_routes(broker: BrokerService, resources: AdminResources) -> list[RouteDef]:
@@ -41,4 +46,5 @@ def admin_routes(broker: BrokerService, resources: AdminResources) -> list[Route
         *subscriptions.routes(resources.topics),
         *topics.routes(resources.topics),
         *topic_policies.routes(resources.topics),
+        *transactions.routes(broker, resources.topics),
     ]

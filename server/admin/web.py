@@ -19,6 +19,7 @@ from . import AdminResources, admin_routes
 from .broker_metrics import StorageRates, broker_lines, process_lines
 from .errors import json_errors
 from .metrics import render
+from .transaction_metrics import transaction_lines
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,8 @@ def build_app(broker: BrokerService, resources: AdminResources, middlewares: Seq
         persistent = list(broker.topics)
         topics = [*persistent, *broker.non_persistent_topics]
         body = render(broker.config, topics, broker.authentication.audit.metric_lines(broker.config.cluster_name)) \
-            + "\n".join(broker_lines(broker, topics, persistent, storage_rates) + process_lines()) + "\n"
+            + "\n".join(broker_lines(broker, topics, persistent, storage_rates) + process_lines()
+                        + transaction_lines(broker.transactions, broker.config.cluster_name)) + "\n"
         return web.Response(text=body, content_type="text/plain", charset="utf-8")
 
     security = broker.config.security

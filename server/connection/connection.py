@@ -31,6 +31,7 @@ from server.topics.topic_name import TopicName
 
 from .keepalive import Keepalive
 from .send_refusal import refusal_of
+from .transactions import HANDLERS as TXN_HANDLERS
 from .unserved import refusal
 from .write_pressure import HIGH_WATER, WriteGate
 
@@ -610,4 +611,5 @@ _HANDLERS: dict[int, Callable[[Connection, Cmd, Frame], None]] = {
     Cmd.GET_TOPICS_OF_NAMESPACE: Connection._on_get_topics_of_namespace,
     Cmd.GET_SCHEMA: Connection._on_get_schema,
     Cmd.GET_OR_CREATE_SCHEMA: Connection._on_get_or_create_schema,
+    **TXN_HANDLERS,
 }
