@@ -125,6 +125,9 @@ class TopicTransactions(Protocol):
     def hides(self, metadata: "pb.MessageMetadata") -> bool:
         """A marker, or an aborted transaction's entry: never delivered (skipped as acknowledged)."""
 
+    def hides_entry(self, entry: "Entry") -> bool:
+        """hides, for a whole entry (an unreadable one too)."""
+
     async def last_dispatchable(self) -> "Entry | None": ...
 
     async def close(self) -> None: ...

@@ -60,7 +60,7 @@ class Topic(TopicBase):
             sub_name: Subscription(self, sub_name, cursor)
             for sub_name, cursor in ledger.cursors.items() if sub_name not in INTERNAL_CURSORS
         }
-        self.compaction = TopicCompaction(ledger, broker.config.topic_compaction_retain_null_key)
+        self.compaction = TopicCompaction(ledger, broker.config.topic_compaction_retain_null_key, self._hidden)
         self.stats = TopicStats()
         self.policies: dict[str, Any] = {}
         config = broker.config
@@ -137,6 +137,11 @@ class Topic(TopicBase):
             if self.publish_limits:
                 self.count_against_publish_limits(num_messages, size)
         self.ledger.append_run(entries, on_done)
+
+    def _hidden(self, entry: Entry) -> bool:
+        """Never given to consumers: a transaction marker, an aborted transaction's entry."""
+        buffer = self.transaction_buffer
+        return buffer is not None and buffer.hides_entry(entry)
 
     def holds_data(self) -> bool:
         return self.ledger.total_size > 0

@@ -144,11 +144,11 @@ class TopicTransactionBuffer:
             last = entries - 1 if ledger_id < end.ledger_id else min(end.entry_id, entries - 1)
             for entry_id in range(last, -1, -1):
                 entry = await self._ledger.read_entry(Position(ledger_id, entry_id))
-                if entry is not None and not self._hidden(entry):
+                if entry is not None and not self.hides_entry(entry):
                     return entry
         return None
 
-    def _hidden(self, entry: Entry) -> bool:
+    def hides_entry(self, entry: Entry) -> bool:
         try:
             return self.hides(read_metadata(entry.data))
         except ProtocolError:
