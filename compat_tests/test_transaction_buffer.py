@@ -8,6 +8,8 @@ at each step. The Java and Go clients' own transactions are in test_transactions
 
 from __future__ import annotations
 
+import time
+
 import pulsar
 import pytest
 
@@ -18,6 +20,14 @@ from protocol import pulsar_api_pb2 as pb
 
 TXN_CONFIG = {"transactionCoordinatorEnabled": "true"}
 TXN_A, TXN_B, TXN_C = (0, 101), (0, 102), (1, 103)
+POLL_S = 15
+
+
+def until(condition, what: str) -> None:
+    deadline = time.monotonic() + POLL_S
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {POLL_S} s: {what}"
+        time.sleep(0.2)
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +91,8 @@ def test_an_open_transaction_holds_later_messages_back(txn_broker, producer, con
     assert received(consumer, 1) == [b"p0"]
     expect_nothing(consumer)
     assert last_message_id(txn_broker, producer.topic) == first
+    stats = AdminHttp(txn_broker.web_url).get(f"/admin/v2/persistent/{producer.topic.removeprefix('persistent://')}/stats")
+    assert stats.json()["subscriptions"]["sub"]["msgBacklog"] == 0   # nothing past the max-read position
     assert producer.end(TXN_A, COMMIT).error == 0
     assert received(consumer, 2) == [b"a1", b"p1"]
     assert last_message_id(txn_broker, producer.topic)[1] == first[1] + 2   # p1, not the marker after it
@@ -143,6 +155,15 @@ def test_plain_topics_take_no_snapshot_and_transactional_ones_do(txn_broker, pro
     in_buffer = admin.get(f"/admin/v3/transactions/transactionInBufferStats/{producer.topic.removeprefix('persistent://')}"
                           f"/{TXN_A[0]}/{TXN_A[1]}").json()
     assert in_buffer == {"startPosition": f"{a1[0]}:{a1[1]}", "aborted": False}
+    producer.close()
+    assert admin.delete(f"/admin/v2/persistent/{producer.topic.removeprefix('persistent://')}",
+                        force="true").status_code == 204
+    again = TxnProducer(txn_broker, producer.topic)   # made again under that name: a plain topic
+    try:
+        again.sent(b"p0")
+        assert admin.get(path).json()["state"] == "NoSnapshot"
+    finally:
+        again.close()
 
 
 def test_disabled_transactions_refuse_transactional_sends(broker):
@@ -255,5 +276,36 @@ def test_kill9_during_a_snapshot(make_broker, connect, monkeypatch, point):
         broker.restart()   # recovered from the snapshots written since
         expect_nothing(consumer)
         assert everything(connect(broker), topic, 2) == [b"p1", b"a1"]
+    finally:
+        producer.close()
+
+
+def test_aborted_transactions_are_forgotten_with_their_trimmed_ledgers(make_broker, connect):
+    broker = make_broker({**TXN_CONFIG, "managedLedgerMaxEntriesPerLedger": "2",
+                          "managedLedgerMinLedgerRolloverTimeMinutes": "0",
+                          "transactionBufferSnapshotMaxTransactionCount": "1"})
+    topic = _topic()
+    admin = AdminHttp(broker.web_url)
+    path = f"/admin/v3/transactions/transactionBufferStats/{topic.removeprefix('persistent://')}"
+    producer = TxnProducer(broker, topic)
+    try:
+        consumer = subscribe(connect(broker), topic)
+        producer.sent(b"b1", TXN_B)
+        assert producer.end(TXN_B, ABORT).error == 0
+        assert admin.get(path).json()["totalAbortedTransactions"] == 1
+        for n in range(6):   # consumed: their ledgers, and the aborted one's before them, are trimmed
+            producer.sent(b"p%d" % n)
+        assert received(consumer, 6) == [b"p%d" % n for n in range(6)]
+
+        ids = iter(range(1000, 2000))
+
+        def forgotten() -> bool:
+            txn = (0, next(ids))
+            producer.sent(b"a", txn)   # each end moves the max-read position: a snapshot
+            assert producer.end(txn, COMMIT).error == 0
+            return admin.get(path).json()["totalAbortedTransactions"] == 0
+        until(forgotten, "the aborted transaction forgotten once its ledgers were trimmed")
+        broker.restart()
+        assert admin.get(path).json()["totalAbortedTransactions"] == 0
     finally:
         producer.close()

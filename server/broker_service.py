@@ -328,6 +328,8 @@ class BrokerService:
         if name.persistent:
             await self.storage.delete_ledger(str(name))
             await delete_topic_state(self.metadata, name)
+            if self.transaction_snapshots is not None and not is_system_topic(name):
+                await self.transaction_snapshots.remove(name)
         if name.partition_index < 0 and not is_system_topic(name):
             await self.topic_policies.remove(name)
         log.info("deleted topic %s", name)

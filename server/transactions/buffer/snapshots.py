@@ -2,7 +2,9 @@
 as Pulsar keeps them: one record per snapshot keyed by the topic's name, holding Pulsar's
 TransactionBufferSnapshot fields (topicName, sequenceId, maxReadPositionLedgerId/EntryId,
 aborts [{txnIdMostBits, txnIdLeastBits, abortedMarkerLedgerId, abortedMarkerEntryId}]) as JSON;
-the newest record of a topic is its snapshot (server/topics/system_records.py).
+the newest record of a topic is its snapshot (server/topics/system_records.py). A deleted
+topic's snapshot is removed by a record holding its name only (Pulsar writes an empty value),
+so that a topic made again under that name starts without one.
 
 Each namespace's records are read once, when a topic of it first loads, and kept in memory
 (this broker appends the later ones itself): a topic then learns in a dictionary lookup whether
@@ -49,10 +51,16 @@ def encode(topic: TopicName, sequence_id: int, snapshot: Snapshot) -> bytes:
     }).encode()
 
 
-def decode(payload: bytes) -> tuple[str, Snapshot] | None:
-    """(topic, snapshot), or None for a record that is none."""
+def encode_removal(topic: TopicName) -> bytes:
+    return json.dumps({"topicName": str(topic)}).encode()
+
+
+def decode(payload: bytes) -> tuple[str, Snapshot | None] | None:
+    """(topic, snapshot or None when removed), or None for a record that is none."""
     try:
         record = json.loads(payload)
+        if "maxReadPositionLedgerId" not in record:
+            return record["topicName"], None
         return record["topicName"], Snapshot(
             Position(record["maxReadPositionLedgerId"], record["maxReadPositionEntryId"]),
             {TxnID(a["txnIdMostBits"], a["txnIdLeastBits"]): Position(a["abortedMarkerLedgerId"],
@@ -88,6 +96,16 @@ class TopicSnapshots:
         await append_record(log_topic, str(topic), encode(topic, next(self._sequence), snapshot), WRITER_NAME)
         namespace.snapshots[str(topic)] = snapshot
 
+    async def remove(self, topic: TopicName) -> None:
+        """The topic was deleted: forget its snapshot (nothing is written when it had none)."""
+        namespace = await self._namespace(topic.namespace)
+        if str(topic) not in namespace.snapshots:
+            return
+        log_topic = await self._topics.system_topic(snapshot_topic(topic.namespace), create=True)
+        assert log_topic is not None
+        await append_record(log_topic, str(topic), encode_removal(topic), WRITER_NAME)
+        del namespace.snapshots[str(topic)]
+
     async def _namespace(self, name: str) -> _Namespace:
         namespace = self._namespaces.setdefault(name, _Namespace())
         if not namespace.loaded:
@@ -96,7 +114,9 @@ class TopicSnapshots:
                     log_topic = await self._topics.system_topic(snapshot_topic(name), create=False)
                     if log_topic is not None:
                         for _position, record in await read_records(log_topic.ledger, None, decode):
-                            if record is not None:
+                            if record is not None and record[1] is not None:
                                 namespace.snapshots[record[0]] = record[1]
+                            elif record is not None:
+                                namespace.snapshots.pop(record[0], None)
                     namespace.loaded = True
         return namespace
