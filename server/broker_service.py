@@ -240,7 +240,12 @@ class BrokerService:
     async def change_events_view(self, namespace: str) -> ReadOnlyLedger | None:
         """A read-only view of the `__change_events` ledger (the broker serving it writes it);
         None when it does not exist."""
-        return await self.storage.open_read_only(str(change_events_topic(namespace)))
+        return await self.system_topic_view(change_events_topic(namespace))
+
+    async def system_topic_view(self, name: TopicName) -> ReadOnlyLedger | None:
+        """A read-only view of a system topic's ledger, caught up now (another broker serving
+        it writes it); None when it does not exist."""
+        return await self.storage.open_read_only(str(name))
 
     def _topic_policies_changed(self, parent: TopicName) -> None:
         self._refresh_policies(t for t in self._loaded() if str(t.name.partitioned_parent) == str(parent))

@@ -6,9 +6,12 @@ the newest record of a topic is its snapshot (server/topics/system_records.py). 
 topic's snapshot is removed by a record holding its name only (Pulsar writes an empty value),
 so that a topic made again under that name starts without one.
 
-Each namespace's records are read once, when a topic of it first loads, and kept in memory
-(this broker appends the later ones itself): a topic then learns in a dictionary lookup whether
-it has a snapshot, and a namespace without the system topic costs one existence check.
+Standalone, each namespace's records are read once, when a topic of it first loads, and kept in
+memory (this broker appends the later ones itself): a topic then learns in a dictionary lookup
+whether it has a snapshot, and a namespace without the system topic costs one existence check.
+In a cluster (`forwarder` set) other brokers write too: a topic load reads on from where the
+namespace's records were read last (from a read-only view of the log when another broker
+serves the system topic), and a snapshot goes to the broker serving it.
 """
 
 from __future__ import annotations
@@ -20,8 +23,9 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from managed_ledger.position import Position
+from server.errors import ServiceNotReady
 from server.policies.change_events import TRANSACTION_BUFFER_SNAPSHOT
-from server.topics.system_records import RecordTopic, append_record, read_records
+from server.topics.system_records import RecordLedger, RecordTopic, append_record, read_records
 from server.topics.topic_name import TopicName
 from server.transactions.interfaces import TxnID
 
@@ -33,7 +37,16 @@ WRITER_NAME = "pulsard-transaction-buffer"
 class SystemTopics(Protocol):
     async def system_topic(self, name: TopicName, create: bool) -> RecordTopic | None:
         """The system topic, loaded, when this broker serves it (created if asked); None when
-        it does not exist and create is False."""
+        another broker does, or when it does not exist and create is False."""
+
+    async def system_topic_view(self, name: TopicName) -> RecordLedger | None:
+        """A read-only view of its log, caught up now; None when it does not exist."""
+
+
+class SnapshotForwarder(Protocol):
+    async def append(self, topic: TopicName, record: bytes) -> None:
+        """Have the broker serving the namespace's snapshot topic append the record; returns
+        once it is durable and shown to read-only views."""
 
 
 def snapshot_topic(namespace: str) -> TopicName:
@@ -75,6 +88,8 @@ class _Namespace:
     snapshots: dict[str, Snapshot] = field(default_factory=dict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     loaded: bool = False
+    #: the last record read (None: none yet)
+    read_to: Position | None = None
 
 
 class TopicSnapshots:
@@ -82,41 +97,60 @@ class TopicSnapshots:
 
     def __init__(self, topics: SystemTopics) -> None:
         self._topics = topics
+        #: cluster mode: how a record reaches the broker serving the snapshot topic
+        self.forwarder: SnapshotForwarder | None = None
         self._namespaces: dict[str, _Namespace] = {}
         self._sequence = itertools.count()
 
     async def latest(self, topic: TopicName) -> Snapshot | None:
-        namespace = await self._namespace(topic.namespace)
-        return namespace.snapshots.get(str(topic))
+        return (await self._read(topic.namespace)).snapshots.get(str(topic))
 
     async def write(self, topic: TopicName, snapshot: Snapshot) -> None:
-        namespace = await self._namespace(topic.namespace)
-        log_topic = await self._topics.system_topic(snapshot_topic(topic.namespace), create=True)
-        assert log_topic is not None
-        await append_record(log_topic, str(topic), encode(topic, next(self._sequence), snapshot), WRITER_NAME)
+        namespace = await self._read(topic.namespace)
+        await self._append(topic, encode(topic, next(self._sequence), snapshot))
         namespace.snapshots[str(topic)] = snapshot
 
     async def remove(self, topic: TopicName) -> None:
         """The topic was deleted: forget its snapshot (nothing is written when it had none)."""
-        namespace = await self._namespace(topic.namespace)
-        if str(topic) not in namespace.snapshots:
-            return
-        log_topic = await self._topics.system_topic(snapshot_topic(topic.namespace), create=True)
-        assert log_topic is not None
-        await append_record(log_topic, str(topic), encode_removal(topic), WRITER_NAME)
-        del namespace.snapshots[str(topic)]
+        namespace = await self._read(topic.namespace)
+        if str(topic) in namespace.snapshots:
+            await self._append(topic, encode_removal(topic))
+            del namespace.snapshots[str(topic)]
 
-    async def _namespace(self, name: str) -> _Namespace:
+    async def append_here(self, topic: TopicName, record: bytes) -> None:
+        """A record forwarded by another broker of the cluster: ServiceNotReady unless this one
+        serves the snapshot topic."""
+        log_topic = await self._topics.system_topic(snapshot_topic(topic.namespace), create=True)
+        if log_topic is None:
+            raise ServiceNotReady(f"{snapshot_topic(topic.namespace)} is served by another broker")
+        await append_record(log_topic, str(topic), record, WRITER_NAME)
+
+    async def _append(self, topic: TopicName, record: bytes) -> None:
+        log_topic = await self._topics.system_topic(snapshot_topic(topic.namespace), create=True)
+        if log_topic is not None:
+            await append_record(log_topic, str(topic), record, WRITER_NAME)
+        elif self.forwarder is not None:
+            await self.forwarder.append(topic, record)
+        else:
+            raise ServiceNotReady(f"{snapshot_topic(topic.namespace)} is served by another broker")
+
+    async def _read(self, name: str) -> _Namespace:
+        """The namespace's snapshots, read on as far as its log goes (standalone: once)."""
         namespace = self._namespaces.setdefault(name, _Namespace())
-        if not namespace.loaded:
-            async with namespace.lock:
-                if not namespace.loaded:
-                    log_topic = await self._topics.system_topic(snapshot_topic(name), create=False)
-                    if log_topic is not None:
-                        for _position, record in await read_records(log_topic.ledger, None, decode):
-                            if record is not None and record[1] is not None:
-                                namespace.snapshots[record[0]] = record[1]
-                            elif record is not None:
-                                namespace.snapshots.pop(record[0], None)
-                    namespace.loaded = True
+        if namespace.loaded and self.forwarder is None:
+            return namespace
+        async with namespace.lock:
+            if namespace.loaded and self.forwarder is None:
+                return namespace
+            system_topic = snapshot_topic(name)
+            log_topic = await self._topics.system_topic(system_topic, create=False)
+            ledger = log_topic.ledger if log_topic is not None else await self._topics.system_topic_view(system_topic)
+            if ledger is not None:
+                for position, record in await read_records(ledger, namespace.read_to, decode):
+                    namespace.read_to = position
+                    if record is not None and record[1] is not None:
+                        namespace.snapshots[record[0]] = record[1]
+                    elif record is not None:
+                        namespace.snapshots.pop(record[0], None)
+            namespace.loaded = True
         return namespace
