@@ -84,18 +84,18 @@ def test_committed_are_delivered_in_order_aborted_never(txn_broker, producer, co
 def test_an_open_transaction_holds_later_messages_back(txn_broker, producer, connect):
     """As Pulsar: nothing after the first entry of an open transaction is delivered, plain
     messages included, nor reported by GET_LAST_MESSAGE_ID, until it ends."""
-    consumer = subscribe(connect(txn_broker), producer.topic)
-    first = producer.sent(b"p0")
+    plain = [producer.sent(b"p%d" % n) for n in range(3)]
     producer.sent(b"a1", TXN_A)
-    producer.sent(b"p1")
-    assert received(consumer, 1) == [b"p0"]
+    producer.sent(b"p3")
+    consumer = subscribe(connect(txn_broker), producer.topic)   # its reads cross the max-read position
+    assert received(consumer, 3) == [b"p0", b"p1", b"p2"]
     expect_nothing(consumer)
-    assert last_message_id(txn_broker, producer.topic) == first
+    assert last_message_id(txn_broker, producer.topic) == plain[-1]
     stats = AdminHttp(txn_broker.web_url).get(f"/admin/v2/persistent/{producer.topic.removeprefix('persistent://')}/stats")
     assert stats.json()["subscriptions"]["sub"]["msgBacklog"] == 0   # nothing past the max-read position
     assert producer.end(TXN_A, COMMIT).error == 0
-    assert received(consumer, 2) == [b"a1", b"p1"]
-    assert last_message_id(txn_broker, producer.topic)[1] == first[1] + 2   # p1, not the marker after it
+    assert received(consumer, 2) == [b"a1", b"p3"]
+    assert last_message_id(txn_broker, producer.topic)[1] == plain[-1][1] + 2   # p3, not the marker after it
 
 
 def test_aborted_transaction_releases_what_follows_it(txn_broker, producer, connect):

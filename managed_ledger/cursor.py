@@ -3,8 +3,10 @@
 State is the mark-delete position (everything at or before it is acknowledged), the
 individually acknowledged entries after it (sorted ranges, see ranges.py), partial batch
 acknowledgements (bit sets, bits SET = still unacked) and the read position (next entry a
-read returns; deleted entries are skipped). Individual acks that close the gap after the
-mark-delete move it forward, also across ledger boundaries when no entry lies between.
+read returns; deleted entries are skipped). Reads and the backlog stop at the managed ledger's
+readable end (its last entry, or a topic's max-read position before an open transaction).
+Individual acks that close the gap after the mark-delete move it forward, also across ledger
+boundaries when no entry lies between.
 
 Persistence of durable cursors is batched: an acknowledgement only marks the cursor dirty,
 and dirty state is stored (cursor_store.py: in the metadata store, or in the cursor's ledger on
@@ -211,6 +213,8 @@ class ManagedCursorImpl:
             if info is None:
                 break
             last = min(info.entries - 1, position.entry_id + wanted - 1)
+            if position.ledger_id == last_confirmed.ledger_id:   # (the read limit may fall inside a ledger)
+                last = min(last, last_confirmed.entry_id)
             next_acked = self._acked.next_start_after(position)
             if next_acked is not None:
                 last = min(last, next_acked - 1)
