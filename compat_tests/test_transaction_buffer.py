@@ -111,6 +111,16 @@ def test_aborted_transaction_releases_what_follows_it(txn_broker, producer, conn
     assert read_all(connect(txn_broker), producer.topic) == [b"p1"]
 
 
+def test_receipts_keep_their_order_while_the_first_snapshot_is_taken(txn_broker, producer):
+    """The first transactional SEND of a topic waits for its first snapshot; the plain SENDs
+    behind it wait too, so a producer's receipts come in its order."""
+    producer.send_together([(b"a1", TXN_A)] + [(b"p%d" % n, None) for n in range(5)])
+    receipts = [producer.raw.receive() for _ in range(6)]
+    assert [r.send_receipt.sequence_id for r in receipts] == list(range(6)), receipts
+    positions = [(r.send_receipt.message_id.ledgerId, r.send_receipt.message_id.entryId) for r in receipts]
+    assert positions == sorted(positions)
+
+
 def test_id_in_the_metadata_too_as_the_java_client_writes_it(txn_broker, producer, connect):
     assert producer.send(b"b1", TXN_B, in_metadata=True).type == pb.BaseCommand.SEND_RECEIPT
     assert producer.send(b"a1", TXN_A, in_metadata=True).type == pb.BaseCommand.SEND_RECEIPT

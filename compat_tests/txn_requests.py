@@ -11,6 +11,7 @@ import time
 from compat_tests.raw_consumer import RawConsumer
 from compat_tests.raw_requests import RawConnection
 from protocol import pulsar_api_pb2 as pb
+from protocol.codec import encode_payload_frame
 from protocol.entry import make_entry
 
 Cmd = pb.BaseCommand
@@ -40,6 +41,22 @@ class TxnProducer:
 
     def send(self, payload: bytes, txn: tuple[int, int] | None = None, in_metadata: bool = False) -> Cmd:
         """SEND_RECEIPT or SEND_ERROR; the txn id on the command (and in the metadata if asked)."""
+        self.send_only(payload, txn, in_metadata)
+        answer = self.raw.receive()
+        assert answer is not None, "the broker closed the connection"
+        return answer
+
+    def send_only(self, payload: bytes, txn: tuple[int, int] | None = None, in_metadata: bool = False) -> None:
+        """A SEND whose answer is left to read (raw.receive())."""
+        self.raw.send(*self._send_frame(payload, txn, in_metadata))
+
+    def send_together(self, sends: list[tuple[bytes, tuple[int, int] | None]]) -> None:
+        """SENDs (payload, txn) in one write, so the broker reads them at once; answers left to read."""
+        self.raw._sock.sendall(b"".join(b"".join(encode_payload_frame(*self._send_frame(payload, txn)))
+                                        for payload, txn in sends))
+
+    def _send_frame(self, payload: bytes, txn: tuple[int, int] | None,
+                    in_metadata: bool = False) -> tuple[Cmd, bytes]:
         sequence_id = next(self._sequence)
         metadata = pb.MessageMetadata(producer_name=self.name, sequence_id=sequence_id,
                                       publish_time=int(time.time() * 1000))
@@ -48,7 +65,7 @@ class TxnProducer:
             send.txnid_most_bits, send.txnid_least_bits = txn
             if in_metadata:
                 metadata.txnid_most_bits, metadata.txnid_least_bits = txn
-        return self.call(Cmd(type=Cmd.SEND, send=send), make_entry(metadata, payload))
+        return Cmd(type=Cmd.SEND, send=send), make_entry(metadata, payload)
 
     def sent(self, payload: bytes, txn: tuple[int, int] | None = None) -> tuple[int, int]:
         answer = self.send(payload, txn)

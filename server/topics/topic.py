@@ -73,6 +73,8 @@ class Topic(TopicBase):
         #: Whether the policy in force wants deduplication; _deduplication_switch makes it so.
         self._deduplication_wanted = deduplication is not None
         self._deduplication_switch = CoalescedTask(self._switch_deduplication)
+        #: Appends waiting for hold_appends to end (None: appends go straight to the ledger).
+        self._held: list[tuple[list[bytes], int, Callable]] | None = None
 
     @classmethod
     async def load(cls, broker: "TopicBroker", name: TopicName, ledger: ManagedLedger,
@@ -131,12 +133,28 @@ class Topic(TopicBase):
         """Append a run of entries holding num_messages in all; on_done(first position, None)
         once they are durable (the rest follow it), in arrival order. On a terminated topic
         on_done gets ManagedLedgerTerminatedError."""
+        if self._held is not None:
+            self._held.append((entries, num_messages, on_done))
+            return
         if not self.ledger.terminated:
             size = sum(map(len, entries))
             self.stats.published(num_messages, size)
             if self.publish_limits:
                 self.count_against_publish_limits(num_messages, size)
         self.ledger.append_run(entries, on_done)
+
+    def hold_appends(self) -> None:
+        """Appends wait, in arrival order, until release_appends (while the transaction buffer
+        takes its first snapshot, so that a producer's receipts keep its order)."""
+        if self._held is None:
+            self._held = []
+
+    def release_appends(self, dropped: Callable[[Any], bool]) -> None:
+        """Append what waited, but the runs whose on_done `dropped` names (their owner fails them)."""
+        held, self._held = self._held or [], None
+        for entries, num_messages, on_done in held:
+            if not dropped(on_done):
+                self.publish(entries, num_messages, on_done)
 
     def _hidden(self, entry: Entry) -> bool:
         """Never given to consumers: a transaction marker, an aborted transaction's entry."""

@@ -78,6 +78,10 @@ class BufferedTopic(Protocol):
 
     def publish(self, entries: list[bytes], num_messages: int, on_done: OnDone) -> None: ...
 
+    def hold_appends(self) -> None: ...
+
+    def release_appends(self, dropped: Callable[[OnDone], bool]) -> None: ...
+
 
 @dataclass(frozen=True)
 class SnapshotRule:
@@ -99,7 +103,8 @@ class TopicTransactionBuffer:
         #: Whether a snapshot exists (taken before the first transactional entry is stored).
         self._has_snapshot = False
         self._first_snapshot: asyncio.Task | None = None
-        self._waiting: list[tuple[bytes, int, TxnID, OnDone]] = []
+        #: The transactional appends waiting for the first snapshot (held by the topic).
+        self._waiting: list[OnDone] = []
         self._moves = 0
         self._snapshotting = CoalescedTask(self._take_snapshot)
         self._timer: asyncio.TimerHandle | None = None
@@ -164,17 +169,15 @@ class TopicTransactionBuffer:
 
     def append(self, entry: bytes, num_messages: int, txn: TxnID, on_done: OnDone) -> None:
         """Store a transaction's entry (its id written into its metadata when missing);
-        on_done(position, error) once durable. The first one waits for the first snapshot."""
-        entry = with_txn_id(entry, txn)
-        if self._has_snapshot:
-            self._append(entry, num_messages, txn, on_done)
-            return
-        self._waiting.append((entry, num_messages, txn, on_done))
-        if self._first_snapshot is None:
-            self._first_snapshot = asyncio.get_running_loop().create_task(self._take_first_snapshot())
-
-    def _append(self, entry: bytes, num_messages: int, txn: TxnID, on_done: OnDone) -> None:
-        self._topic.publish([entry], num_messages, partial(self._appended, txn, on_done))
+        on_done(position, error) once durable. The first one waits for the first snapshot, and
+        the topic's other appends wait behind it."""
+        stored = partial(self._appended, txn, on_done)
+        if not self._has_snapshot:
+            self._topic.hold_appends()
+            self._waiting.append(stored)
+            if self._first_snapshot is None:
+                self._first_snapshot = asyncio.get_running_loop().create_task(self._take_first_snapshot())
+        self._topic.publish([with_txn_id(entry, txn)], num_messages, stored)
 
     def _appended(self, txn: TxnID, on_done: OnDone, position: Position | None, error: BaseException | None) -> None:
         if error is None and txn not in self._ongoing and self._ended_as(txn) is None:
@@ -184,20 +187,21 @@ class TopicTransactionBuffer:
         on_done(position, error)
 
     async def _take_first_snapshot(self) -> None:
+        """Before the first transactional entry is stored, so that a restart knows to scan."""
         try:
             await self._snapshots.write(self._topic.name, self._snapshot())
         except Exception as exc:  # noqa: BLE001 - the waiting SENDs fail with it; the next one tries again
             _repeats.warning(str(exc), "topic %s: the first transaction buffer snapshot failed: %s", self._topic.name, exc)
             waiting, self._waiting, self._first_snapshot = self._waiting, [], None
-            for _entry, _count, _txn, on_done in waiting:
+            self._topic.release_appends(lambda on_done: any(on_done is w for w in waiting))
+            for on_done in waiting:
                 on_done(None, PersistenceError(f"Transaction buffer snapshot failed: {exc}"))
             return
         self._has_snapshot = True
+        self._waiting = []
         self.last_snapshot_ms = _now_ms()
         self._start_timer()
-        waiting, self._waiting = self._waiting, []
-        for args in waiting:
-            self._append(*args)
+        self._topic.release_appends(lambda _on_done: False)
 
     # -- ending -----------------------------------------------------------------------------
 
