@@ -319,3 +319,20 @@ def test_aborted_transactions_are_forgotten_with_their_trimmed_ledgers(make_brok
         assert admin.get(path).json()["totalAbortedTransactions"] == 0
     finally:
         producer.close()
+
+
+def test_transactional_sends_are_deduplicated(make_broker, connect):
+    broker = make_broker({**TXN_CONFIG, "brokerDeduplicationEnabled": "true"})
+    topic = _topic()
+    producer = TxnProducer(broker, topic)
+    try:
+        stored = producer.sent(b"a1", TXN_A)
+        producer._sequence = iter([0])   # the client resends it (after a reconnect, say)
+        again = producer.send(b"a1", TXN_A).send_receipt.message_id
+        assert (again.ledgerId, again.entryId) == ((1 << 64) - 1, (1 << 64) - 1) and stored[1] >= 0
+        assert producer.end(TXN_A, COMMIT).error == 0
+        consumer = subscribe(connect(broker), topic)
+        assert received(consumer, 1) == [b"a1"]
+        expect_nothing(consumer)
+    finally:
+        producer.close()

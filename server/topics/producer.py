@@ -75,17 +75,16 @@ class Producer:
 
     def publish_txn(self, send: Send, txn: "TxnID") -> None:
         """A transaction's SEND: its topic's transaction buffer stores it (refused where there is
-        none, or where the transaction ended already)."""
+        none, or where the transaction ended already), deduplicated as any SEND."""
         buffer = self.topic.transaction_buffer
         refusal = NotAllowed("Transactions are not enabled.") if buffer is None else buffer.refusal(txn)
         if refusal is not None:
             self.connection.publish_completed(len(send.entry), 1)
             self.connection.write(commands.send_error(self.producer_id, send.sequence_id, refusal.code, str(refusal)))
             return
-        self._appended += 1
-        buffer.append(send.entry, send.num_messages, txn, partial(self._persisted, [send], None))
+        self._publish_one(send, txn)
 
-    def _publish_one(self, send: Send) -> None:
+    def _publish_one(self, send: Send, txn: "TxnID | None" = None) -> None:
         deduplication = self.topic.deduplication
         if deduplication is not None and send.is_chunk and not is_last_chunk_or_whole(read_metadata(send.entry)):
             deduplication = None
@@ -101,7 +100,12 @@ class Producer:
                 self.producer_id, send.sequence_id, pb.PersistenceError,
                 "An earlier message failed to persist; reconnect to resend in order"))
             return
-        self._append([send], deduplication)
+        if txn is None:
+            self._append([send], deduplication)
+            return
+        self._appended += 1
+        self.topic.transaction_buffer.append(send.entry, send.num_messages, txn,
+                                             partial(self._persisted, [send], deduplication))
 
     def _append(self, sends: list[Send], tracked: "MessageDeduplication | None") -> None:
         """tracked: the deduplication that checked the SEND (of a run of one), told the outcome
