@@ -17,6 +17,7 @@ from compat_tests.admin_http import AdminHttp
 from compat_tests.helpers import QUIET_MS, expect_nothing, read_all, receive_n, unique_topic
 from compat_tests.txn_requests import ABORT, COMMIT, TxnProducer, last_message_id
 from protocol import pulsar_api_pb2 as pb
+from protocol.codec import encode_command, encode_payload_frame
 
 TXN_CONFIG = {"transactionCoordinatorEnabled": "true"}
 TXN_A, TXN_B, TXN_C = (0, 101), (0, 102), (1, 103)
@@ -119,6 +120,20 @@ def test_receipts_keep_their_order_while_the_first_snapshot_is_taken(txn_broker,
     assert [r.send_receipt.sequence_id for r in receipts] == list(range(6)), receipts
     positions = [(r.send_receipt.message_id.ledgerId, r.send_receipt.message_id.entryId) for r in receipts]
     assert positions == sorted(positions)
+
+
+def test_an_end_waits_for_the_sends_it_follows(txn_broker, producer, connect):
+    """An abort read together with the transaction's first SEND (which waits for the topic's
+    first snapshot) is applied after it: the message is aborted, never delivered."""
+    command, entry = producer._send_frame(b"b1", TXN_B)
+    end = pb.BaseCommand(type=pb.BaseCommand.END_TXN_ON_PARTITION, endTxnOnPartition=pb.CommandEndTxnOnPartition(
+        request_id=500, topic=producer.topic, txnid_most_bits=TXN_B[0], txnid_least_bits=TXN_B[1], txn_action=ABORT))
+    producer.raw._sock.sendall(b"".join(encode_payload_frame(command, entry)) + encode_command(end))
+    answers = {answer.type: answer for answer in (producer.raw.receive(), producer.raw.receive())}
+    assert answers[pb.BaseCommand.SEND_RECEIPT] and answers[pb.BaseCommand.END_TXN_ON_PARTITION_RESPONSE]
+    assert answers[pb.BaseCommand.END_TXN_ON_PARTITION_RESPONSE].endTxnOnPartitionResponse.error == 0
+    producer.sent(b"p1")
+    assert read_all(connect(txn_broker), producer.topic) == [b"p1"]
 
 
 def test_id_in_the_metadata_too_as_the_java_client_writes_it(txn_broker, producer, connect):

@@ -100,6 +100,9 @@ class TopicTransactionBuffer:
         self._aborted: dict[TxnID, Position] = {}
         self._ended: OrderedDict[TxnID, int] = OrderedDict()
         self._ending: dict[TxnID, asyncio.Future[None]] = {}
+        #: Appends of a transaction not yet durable, and who waits for them (an end).
+        self._in_flight: dict[TxnID, int] = {}
+        self._settled: dict[TxnID, asyncio.Future[None]] = {}
         #: Whether a snapshot exists (taken before the first transactional entry is stored).
         self._has_snapshot = False
         self._first_snapshot: asyncio.Task | None = None
@@ -108,7 +111,6 @@ class TopicTransactionBuffer:
         self._moves = 0
         self._snapshotting = CoalescedTask(self._take_snapshot)
         self._timer: asyncio.TimerHandle | None = None
-        self.committed = self.aborted_count = 0
         self.last_snapshot_ms = 0
         self.recover_ms = (0, 0)
 
@@ -129,9 +131,6 @@ class TopicTransactionBuffer:
     @property
     def max_read_position(self) -> Position:
         return self._ledger.readable_end
-
-    def is_aborted(self, txn: TxnID) -> bool:
-        return txn in self._aborted
 
     def hides(self, metadata: pb.MessageMetadata) -> bool:
         """Whether consumers never get this entry: a marker, or an aborted transaction's."""
@@ -172,6 +171,7 @@ class TopicTransactionBuffer:
         on_done(position, error) once durable. The first one waits for the first snapshot, and
         the topic's other appends wait behind it."""
         stored = partial(self._appended, txn, on_done)
+        self._in_flight[txn] = self._in_flight.get(txn, 0) + 1
         if not self._has_snapshot:
             self._topic.hold_appends()
             self._waiting.append(stored)
@@ -180,6 +180,11 @@ class TopicTransactionBuffer:
         self._topic.publish([with_txn_id(entry, txn)], num_messages, stored)
 
     def _appended(self, txn: TxnID, on_done: OnDone, position: Position | None, error: BaseException | None) -> None:
+        left = self._in_flight.pop(txn) - 1
+        if left:
+            self._in_flight[txn] = left
+        elif txn in self._settled:
+            self._settled.pop(txn).set_result(None)
         if error is None and txn not in self._ongoing and self._ended_as(txn) is None:
             self._ongoing[txn] = position
             if len(self._ongoing) == 1:
@@ -208,6 +213,9 @@ class TopicTransactionBuffer:
     async def end_txn(self, txn: TxnID, action: int) -> None:
         """Commit or abort: the marker is durable when this returns. Idempotent; a transaction
         this topic never stored needs no marker; ending one the other way is refused."""
+        while txn in self._in_flight:   # its SENDs are stored first (ended, they are refused)
+            settled = self._settled.setdefault(txn, asyncio.get_running_loop().create_future())
+            await asyncio.shield(settled)
         while (ending := self._ending.get(txn)) is not None:
             await asyncio.shield(ending)
         ended = self._ended_as(txn)
@@ -228,9 +236,6 @@ class TopicTransactionBuffer:
             self._ongoing.pop(txn, None)
             if action == ABORT:
                 self._aborted[txn] = position
-                self.aborted_count += 1
-            else:
-                self.committed += 1
             self._remember(txn, action)
             self._move_limit()
         finally:
