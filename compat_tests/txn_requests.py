@@ -21,7 +21,10 @@ COMMIT, ABORT = pb.COMMIT, pb.ABORT
 class TxnProducer:
     """One bare connection with one producer on `topic`."""
 
-    def __init__(self, broker, topic: str, name: str = "txn-producer") -> None:
+    def __init__(self, broker, topic: str, name: str = "txn-producer", java_style: bool = False) -> None:
+        """java_style: as the Java client, txn_enabled on PRODUCER and the transaction's id in each
+        message's metadata too (else as the Go client v0.19.0: on CommandSend only)."""
+        self.java_style = java_style
         self.raw = RawConnection(broker.broker_port)
         connected = self.raw.connect(pb.CommandConnect(client_version="compat", protocol_version=21))
         assert connected is not None and connected.type == Cmd.CONNECTED
@@ -29,8 +32,11 @@ class TxnProducer:
         self.name = name
         self._ids = itertools.count(1)
         self._sequence = itertools.count()
+        lookup = self.call(Cmd(type=Cmd.LOOKUP, lookupTopic=pb.CommandLookupTopic(
+            topic=topic, request_id=next(self._ids))))   # a broker serves a topic once looked up
+        assert lookup.type == Cmd.LOOKUP_RESPONSE, lookup
         answer = self.call(Cmd(type=Cmd.PRODUCER, producer=pb.CommandProducer(
-            topic=topic, producer_id=1, request_id=next(self._ids), producer_name=name)))
+            topic=topic, producer_id=1, request_id=next(self._ids), producer_name=name, txn_enabled=java_style)))
         assert answer.type == Cmd.PRODUCER_SUCCESS, answer
 
     def call(self, command: Cmd, entry: bytes | None = None) -> Cmd:
@@ -63,7 +69,7 @@ class TxnProducer:
         send = pb.CommandSend(producer_id=1, sequence_id=sequence_id)
         if txn is not None:
             send.txnid_most_bits, send.txnid_least_bits = txn
-            if in_metadata:
+            if in_metadata or self.java_style:
                 metadata.txnid_most_bits, metadata.txnid_least_bits = txn
         return Cmd(type=Cmd.SEND, send=send), make_entry(metadata, payload)
 
@@ -76,7 +82,7 @@ class TxnProducer:
         """END_TXN_ON_PARTITION, as a coordinator on another broker sends it."""
         return self.call(Cmd(type=Cmd.END_TXN_ON_PARTITION, endTxnOnPartition=pb.CommandEndTxnOnPartition(
             request_id=next(self._ids), topic=topic or self.topic, txnid_most_bits=txn[0],
-            txnid_least_bits=txn[1], txn_action=action))).endTxnOnPartitionResponse
+            txnid_least_bits=txn[1], txn_action=action, txnid_least_bits_of_low_watermark=0))).endTxnOnPartitionResponse
 
     def close(self) -> None:
         self.raw.close()

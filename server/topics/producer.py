@@ -77,7 +77,9 @@ class Producer:
         """A transaction's SEND: its topic's transaction buffer stores it (refused where there is
         none, or where the transaction ended already), deduplicated as any SEND."""
         buffer = self.topic.transaction_buffer
-        refusal = NotAllowed("Transactions are not enabled.") if buffer is None else buffer.refusal(txn)
+        refusal = buffer.refusal(txn) if buffer is not None else NotAllowed(
+            "Transactions are not enabled." if self.topic.name.persistent
+            else "Transactional messages are not supported on non-persistent topics")
         if refusal is not None:
             self.connection.publish_completed(len(send.entry), 1)
             self.connection.write(commands.send_error(self.producer_id, send.sequence_id, refusal.code, str(refusal)))
