@@ -103,7 +103,8 @@ def test_an_open_transaction_holds_later_messages_back(txn_broker, producer, con
     assert received(consumer, 3) == [b"p0", b"p1", b"p2"]
     expect_nothing(consumer)
     assert last_message_id(txn_broker, producer.topic) == plain[-1]
-    stats = AdminHttp(txn_broker.web_url).get(f"/admin/v2/persistent/{producer.topic.removeprefix('persistent://')}/stats")
+    topic_path = producer.topic.removeprefix("persistent://")
+    stats = AdminHttp(txn_broker.web_url).get(f"/admin/v2/persistent/{topic_path}/stats")
     assert stats.json()["subscriptions"]["sub"]["msgBacklog"] == 0   # nothing past the max-read position
     assert producer.end(TXN_A, COMMIT).error == 0
     assert received(consumer, 2) == [b"a1", b"p3"]

@@ -196,7 +196,8 @@ class TopicTransactionBuffer:
         try:
             await self._snapshots.write(self._topic.name, self._snapshot())
         except Exception as exc:  # noqa: BLE001 - the waiting SENDs fail with it; the next one tries again
-            _repeats.warning(str(exc), "topic %s: the first transaction buffer snapshot failed: %s", self._topic.name, exc)
+            _repeats.warning(str(exc), "topic %s: the first transaction buffer snapshot failed: %s",
+                             self._topic.name, exc)
             waiting, self._waiting, self._first_snapshot = self._waiting, [], None
             self._topic.release_appends(lambda on_done: any(on_done is w for w in waiting))
             for on_done in waiting:
