@@ -53,6 +53,17 @@ def test_java_client_commits_across_two_brokers(brokers, java_command):
     report.assert_passed("coordinatorCommitsAcrossTopics")
     assert committed(a) + committed(b) == 20
 
+    # the coordinators' bundles released (closed there), then taken again by whichever broker
+    status, body = http("PUT", f"{a.web_url}/admin/v2/namespaces/pulsar/system/unload")
+    assert status == 204, body
+    closed = sum(len(re.findall(r"transaction coordinator \d+ closed", broker.log_path.read_text()))
+                 for broker in brokers)
+    assert closed == 16, "every coordinator closes with its bundle"
+    report = run_program([*java_command, "pulsard.compat.CoordinatorMain", b.service_url, a.service_url,
+                          "coordinatorCommitsAcrossTopics"], JVM_TIMEOUT_S,
+                         env={**os.environ, "TXN_TOPICS": f"{first},{second}"})
+    report.assert_passed("coordinatorCommitsAcrossTopics")
+
 
 def test_an_open_transaction_moves_with_its_topic(brokers, connect):
     """The transaction buffer recovers on the broker a topic moves to, from the snapshot the

@@ -8,13 +8,19 @@ transaction buffer and pending acks; here it is the coordinator's own state.
 
 from __future__ import annotations
 
+import base64
+import os
+import subprocess
 import time
 
 import pytest
+import requests
 
 from compat_tests.admin_http import AdminHttp
 from compat_tests.raw_requests import RawConnection
-from compat_tests.toolchains import marked_java_scenarios, run_program
+from compat_tests.test_authorization import SECRET, TOKEN, token
+from compat_tests.toolchains import marked_java_scenarios, run_program, tail
+from protocol import commands
 from protocol import pulsar_api_pb2 as pb
 
 Cmd = pb.BaseCommand
@@ -27,12 +33,15 @@ POLL_S = 15
 class Coordinator:
     """Bare transaction requests on one connection to a broker (TC_CLIENT_CONNECT sent first)."""
 
-    def __init__(self, broker, tc_id: int = 0, connect_tc: bool = True) -> None:
+    def __init__(self, broker, tc_id: int = 0, connect_tc: bool = True, token: str | None = None) -> None:
         self.raw = RawConnection(broker.broker_port)
-        connected = self.raw.connect(pb.CommandConnect(client_version="compat", protocol_version=21))
+        credentials = {"auth_method_name": "token", "auth_data": token.encode()} if token else {}
+        connected = self.raw.connect(pb.CommandConnect(client_version="compat", protocol_version=21, **credentials))
         assert connected is not None and connected.type == Cmd.CONNECTED
         self._ids = iter(range(1, 1 << 30))
-        if connect_tc:
+        if connect_tc:   # as the clients do: look the coordinator up (Pulsar serves it only then)
+            self.call(Cmd(type=Cmd.LOOKUP, lookupTopic=pb.CommandLookupTopic(
+                topic=f"{ASSIGN}-partition-{tc_id}", request_id=next(self._ids))))
             assert self.tc_connect(tc_id).tcClientConnectResponse.error == 0
 
     def call(self, command: Cmd) -> Cmd:
@@ -86,6 +95,13 @@ def coordinator(txn_broker):
     tc.close()
 
 
+def error_of(reply: Cmd) -> tuple[int, str]:
+    """A refusal's code and words: in the request's own response form (pulsard), or in an ERROR
+    (Pulsar, for transaction requests while transactions are off)."""
+    body = reply.error if reply.type == Cmd.ERROR else commands.body_of(reply)
+    return body.error, body.message
+
+
 def until(condition, what: str):
     deadline = time.monotonic() + POLL_S
     while time.monotonic() < deadline:
@@ -110,6 +126,17 @@ def test_java_scenario(scenario, java_report):
     java_report.assert_passed(scenario)
 
 
+# -- the Go client ----------------------------------------------------------------------------
+
+def test_go_client_commits_and_aborts(go_binaries, txn_broker):
+    """TestTxnCoordinator with a coordinator (test_go_client.py runs it against a broker without)."""
+    go_binary = go_binaries[0]
+    done = subprocess.run([str(go_binary), "-test.run", "^TestTxnCoordinator$", "-test.v", "-test.count=1",
+                           "-test.timeout=45s"], cwd=go_binary.parent.parent, capture_output=True, text=True,
+                          env={**os.environ, "PULSAR_TXN_SERVICE_URL": txn_broker.service_url}, timeout=60)
+    assert done.returncode == 0 and "--- PASS: TestTxnCoordinator" in done.stdout, tail(done.stdout + done.stderr)
+
+
 # -- protocol answers -------------------------------------------------------------------------
 
 def test_assign_topic_has_one_partition_standalone(coordinator):
@@ -120,7 +147,7 @@ def test_assign_topic_has_one_partition_standalone(coordinator):
 
 def test_commit_and_abort_of_empty_transactions(coordinator):
     committed, aborted = coordinator.begin(), coordinator.begin()
-    assert committed[0] == 0 and aborted[1] == committed[1] + 1
+    assert committed[0] == 0 and aborted[1] == committed[1] + 1   # (0, 0) first, as Pulsar
     assert coordinator.end(committed, pb.COMMIT).error == 0
     assert coordinator.end(aborted, pb.ABORT).error == 0
 
@@ -132,7 +159,7 @@ def test_an_ended_transaction_is_forgotten(coordinator):
     assert coordinator.end(txn, pb.COMMIT).error == 0
     again = coordinator.end(txn, pb.COMMIT)
     assert (again.error, again.message) == (pb.TransactionNotFound,
-                                            f"The transaction with this txdID `({txn[0]},{txn[1]})`not found")
+                                            f"The transaction with this txdID `({txn[0]},{txn[1]})`not found ")
     assert coordinator.end(txn, pb.ABORT).error == pb.TransactionNotFound
     assert coordinator.add_partition(txn, "persistent://public/default/t").error == pb.TransactionNotFound
 
@@ -143,7 +170,7 @@ def test_unknown_transaction_and_coordinator(coordinator):
     missing = coordinator.new_txn(tc_id=5)
     assert (missing.error, missing.message) == (pb.TransactionCoordinatorNotFound,
                                                 "Transaction coordinator with id 5 not found!")
-    assert coordinator.tc_connect(5).tcClientConnectResponse.error == pb.TransactionCoordinatorNotFound
+    assert coordinator.tc_connect(5).tcClientConnectResponse.error == pb.ServiceNotReady   # look it up again
 
 
 def test_partitions_and_subscriptions_without_transactional_state_end_cleanly(coordinator, txn_broker):
@@ -166,7 +193,19 @@ def test_timeout_aborts(coordinator, txn_broker):
     assert coordinator.end(txn, pb.COMMIT).error == pb.TransactionNotFound
 
 
+def test_the_transaction_log_is_no_topic(coordinator):
+    """A client cannot write into a coordinator's log (it would replay the client's bytes)."""
+    refused = coordinator.call(Cmd(type=Cmd.PRODUCER, producer=pb.CommandProducer(
+        topic="persistent://pulsar/system/__transaction_log_0", producer_id=1, request_id=4242)))
+    assert error_of(refused) == (pb.NotAllowedError,
+                                 "persistent://pulsar/system/__transaction_log_0 is a transaction coordinator's log")
+    txn = coordinator.begin()
+    assert coordinator.end(txn, pb.COMMIT).error == 0
+
+
 def test_max_active_transactions(make_broker):
+    """Pulsar 3.0.7 leaves the refused NEW_TXN unanswered (the client times out); pulsard
+    answers it with Pulsar's words (its ReachMaxActiveTxnException maps to no other code)."""
     broker = make_broker({**TXN_CONFIG, "maxActiveTransactionsPerCoordinator": 2})
     tc = Coordinator(broker)
     try:
@@ -179,15 +218,37 @@ def test_max_active_transactions(make_broker):
         tc.close()
 
 
+def test_only_the_owner_or_a_super_user_may_use_a_transaction(make_broker):
+    """With authorization on, as Pulsar: another role is told TransactionNotFound."""
+    broker = make_broker({**TXN_CONFIG, "authenticationEnabled": "true", "authenticationProviders": TOKEN,
+                          "tokenSecretKey": base64.b64encode(SECRET).decode(), "authorizationEnabled": "true",
+                          "superUserRoles": "admin"})
+    alice, bob, admin = (Coordinator(broker, token=token(role)) for role in ("alice", "bob", "admin"))
+    try:
+        txn = alice.begin()
+        refused = bob.end(txn, pb.COMMIT)
+        assert (refused.error, refused.message) == (
+            pb.TransactionNotFound, f"Client (bob) is neither the owner of the transaction ({txn[0]},{txn[1]}) "
+                                    f"nor a super user")
+        assert bob.add_partition(txn, "persistent://public/default/t").error == pb.TransactionNotFound
+        assert admin.add_partition(txn, "persistent://public/default/t").error == 0
+        meta = requests.get(f"{broker.web_url}/admin/v3/transactions/transactionMetadata/{txn[0]}/{txn[1]}",
+                            headers={"Authorization": "Bearer " + token("admin")}, timeout=10).json()
+        assert meta["owner"] == "alice"
+        assert alice.end(txn, pb.COMMIT).error == 0
+    finally:
+        for tc in (alice, bob, admin):
+            tc.close()
+
+
 def test_disabled_is_a_clean_refusal(broker):
     tc = Coordinator(broker, connect_tc=False)
     try:
         answer = tc.call(Cmd(type=Cmd.PARTITIONED_METADATA, partitionMetadata=pb.CommandPartitionedTopicMetadata(
             topic=ASSIGN, request_id=99)))
         assert answer.partitionMetadataResponse.partitions == 0
-        refused = tc.tc_connect().tcClientConnectResponse
-        assert (refused.error, refused.message) == (pb.NotAllowedError, "Transactions are not enabled.")
-        assert tc.new_txn().error == pb.NotAllowedError
+        assert error_of(tc.tc_connect()) == (pb.NotAllowedError, "Transactions are not enabled.")
+        assert error_of(tc.call(Cmd(type=Cmd.NEW_TXN, newTxn=pb.CommandNewTxn(request_id=7))))[0] == pb.NotAllowedError
     finally:
         tc.close()
 
@@ -196,8 +257,10 @@ def test_disabled_is_a_clean_refusal(broker):
 
 def test_admin_coordinator_stats_and_transaction_metadata(coordinator, txn_broker):
     admin = AdminHttp(txn_broker.web_url)
+    topic = "persistent://public/default/admin-txn"   # existing: Pulsar asks each topic for its part
+    assert admin.put("/admin/v2/persistent/public/default/admin-txn").status_code == 204
+    assert admin.put("/admin/v2/persistent/public/default/admin-txn/subscription/sub").status_code == 204
     txn = coordinator.begin(ttl_ms=45000)
-    topic = "persistent://public/default/admin-txn"
     assert coordinator.add_partition(txn, topic).error == 0
     assert coordinator.add_subscription(txn, topic, "sub").error == 0
     try:
@@ -208,20 +271,28 @@ def test_admin_coordinator_stats_and_transaction_metadata(coordinator, txn_broke
         assert stats["0"]["state"] == "Ready" and stats["0"]["leastSigBits"] >= txn[1]
         assert stats["0"]["ongoingTxnSize"] >= 1 and stats["0"]["lowWaterMark"] < txn[1]
         assert admin.get("/admin/v3/transactions/coordinatorStats", coordinatorId=0).json() == stats["0"]
-        assert admin.get("/admin/v3/transactions/coordinatorStats", coordinatorId=3).status_code == 404
+        missing = admin.get("/admin/v3/transactions/coordinatorStats", coordinatorId=3)
+        assert (missing.status_code, missing.json()["reason"]) == (
+            404, "Transaction coordinator not found! coordinator id : 3")
 
         meta = admin.get(f"/admin/v3/transactions/transactionMetadata/{txn[0]}/{txn[1]}").json()
         assert meta["txnId"] == f"({txn[0]},{txn[1]})" and meta["status"] == "OPEN"
         assert meta["timeoutAt"] == 45000 and meta["openTimestamp"] > 0
-        assert list(meta["producedPartitions"]) == [topic]
-        assert list(meta["ackedPartitions"]) == [topic] and list(meta["ackedPartitions"][topic]) == ["sub"]
+        assert set(meta) == {"txnId", "status", "openTimestamp", "timeoutAt", "producedPartitions",
+                             "ackedPartitions"}   # no owner without authentication (null: left out)
+        assert meta["producedPartitions"] == {topic: {"aborted": False}}
+        assert meta["ackedPartitions"] == {topic: {"sub": {}}}
+        unknown = admin.get("/admin/v3/transactions/transactionMetadata/7/1")
+        assert (unknown.status_code, unknown.json()["reason"]) == (404, "Transaction coordinator with id 7 not found!")
 
         slow = admin.get("/admin/v3/transactions/slowTransactions/0").json()
         assert f"({txn[0]},{txn[1]})" in slow
         assert admin.get("/admin/v3/transactions/slowTransactions/3600000").json() == {}
     finally:
         assert coordinator.end(txn, pb.ABORT).error == 0
-    assert admin.get(f"/admin/v3/transactions/transactionMetadata/{txn[0]}/{txn[1]}").status_code == 404
+    ended = admin.get(f"/admin/v3/transactions/transactionMetadata/{txn[0]}/{txn[1]}")
+    assert (ended.status_code, ended.json()["reason"]) == (
+        404, f"The transaction with this txdID `({txn[0]},{txn[1]})`not found ")
     assert admin.get("/admin/v3/transactions/transactionBufferStats/public/default/no-such-topic").status_code == 404
 
 
@@ -260,17 +331,15 @@ def test_ids_are_not_reused_once_the_log_is_trimmed(make_broker):
     broker = make_broker({**TXN_CONFIG, "managedLedgerMaxEntriesPerLedger": 2,
                           "managedLedgerMinLedgerRolloverTimeMinutes": 0})
     tc = Coordinator(broker)
-    last = max(tc.begin()[1] for _ in range(3))
-    tc.close()
-    tc = Coordinator(broker)
-    for txn in [(0, i) for i in range(1, last + 1)]:
+    begun = [tc.begin() for _ in range(3)]
+    for txn in begun:
         assert tc.end(txn, pb.COMMIT).error == 0
     tc.close()
     broker.kill9()
     broker.restart()
     tc = Coordinator(broker)
     try:
-        assert tc.begin()[1] > last
+        assert tc.begin()[1] > max(txn[1] for txn in begun)
     finally:
         tc.close()
 
@@ -303,13 +372,12 @@ def test_commit_logged_before_kill9_is_finished_at_restart(make_broker, monkeypa
     broker.proc.wait(timeout=10)
     monkeypatch.delenv("PULSARD_CRASH_AT")
     broker.restart()
+    admin = AdminHttp(broker.web_url)
+    until(lambda: 'pulsar_txn_committed_total{cluster="standalone",coordinator_id="0"} 1'
+          in admin.get("/metrics").text, "recovery finished the commit, before any client came")
+    assert 'pulsar_txn_aborted_total{cluster="standalone",coordinator_id="0"} 0' in admin.get("/metrics").text
     tc = Coordinator(broker)
     try:
-        aborting = tc.end(txn, pb.ABORT)
-        assert aborting.error in (pb.InvalidTxnStatus, pb.TransactionNotFound), aborting
-        until(lambda: tc.end(txn, pb.COMMIT).error == pb.TransactionNotFound, "recovery finished the commit")
-        metrics = AdminHttp(broker.web_url).get("/metrics").text
-        assert 'pulsar_txn_committed_total{cluster="standalone",coordinator_id="0"} 1' in metrics
-        assert 'pulsar_txn_aborted_total{cluster="standalone",coordinator_id="0"} 0' in metrics
+        assert tc.end(txn, pb.ABORT).error == pb.TransactionNotFound
     finally:
         tc.close()

@@ -49,7 +49,7 @@ def test_java_scenario(scenario, java_report):
 
 
 @pytest.mark.timeout(GO_TIMEOUT_S + 60)
-@pytest.mark.parametrize("scenario", go_scenarios("TestTxn"))
+@pytest.mark.parametrize("scenario", go_scenarios("TestTxnBuffer"))
 def test_go_scenario(scenario, go_binaries, txn_broker):
     go_binary = go_binaries[0]
     env = {**os.environ, "PULSAR_TXN_SERVICE_URL": txn_broker.service_url,

@@ -45,6 +45,7 @@ from .topics.topic_name import TopicName
 from .transactions.coordinator.service import TRANSACTION_COORDINATOR_ASSIGN, TransactionCoordinators
 from .transactions.buffer.buffer import SnapshotRule, TopicTransactionBuffer
 from .transactions.buffer.snapshots import TopicSnapshots
+from .transactions.coordinator.txn_log import is_transaction_log
 from .transactions.participants import LocalParticipants
 
 log = logging.getLogger(__name__)
@@ -187,6 +188,8 @@ class BrokerService:
         if unloading is not None:
             await asyncio.wait([unloading])
         self._check_served(name)
+        if is_transaction_log(name):   # written by its coordinator only, never a topic
+            raise NotAllowed(f"{name} is a transaction coordinator's log")
         may_create = creation is not Creation.NEVER and (   # the namespace must exist
             (await self.auto_topic_creation(name)).allowed or creation is not Creation.AUTO)
         if not may_create and not await self._exists(name):

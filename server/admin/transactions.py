@@ -42,7 +42,8 @@ def coordinator_stats(coordinators: TransactionCoordinators, tc_id: int, store: 
 
 
 def _stats_of(participant: Any, txn: TxnID, empty: dict) -> dict:
-    """A participant's view of one transaction, where it offers one (stats_of), else empty."""
+    """A participant's view of one transaction, where it offers one (stats_of), else what
+    Pulsar shows of one it does not know (its null fields left out, as Pulsar's JSON does)."""
     stats_of = getattr(participant, "stats_of", None)
     return stats_of(txn) if stats_of is not None else dict(empty)
 
@@ -52,11 +53,12 @@ def routes(broker: BrokerService, topics: TopicAccess) -> list[web.RouteDef]:
         require(broker.transactions is not None, SERVICE_UNAVAILABLE, DISABLED)
         return broker.transactions
 
-    def store_of(tc_id: int) -> TransactionMetadataStore:
+    def store_of(tc_id: int, reason: str | None = None) -> TransactionMetadataStore:
+        """404 with `reason`, else Pulsar's words for a coordinator asked for by id."""
         try:
             return coordinators().store(tc_id)
-        except CoordinatorNotFound:
-            raise RestError(NOT_FOUND, NO_COORDINATOR) from None
+        except CoordinatorNotFound as exc:
+            raise RestError(NOT_FOUND, reason or f"{NO_COORDINATOR}! coordinator id : {tc_id}") from None
 
     async def loaded(partition: str) -> Any:
         """The topic, when it exists and is served here (else its stats are left empty)."""
@@ -70,16 +72,18 @@ def routes(broker: BrokerService, topics: TopicAccess) -> list[web.RouteDef]:
         for partition in meta.partitions:
             topic = await loaded(partition)
             produced[partition] = _stats_of(getattr(topic, "transaction_buffer", None), meta.txn,
-                                            {"startPosition": None, "aborted": False})
+                                            {"aborted": False})
         acked: dict[str, dict[str, dict]] = {}
         for partition, sub in meta.subscriptions:
             topic = await loaded(partition)
             subscription = topic.subscriptions.get(sub) if topic is not None else None
             acked.setdefault(partition, {})[sub] = _stats_of(getattr(subscription, "pending_acks", None), meta.txn,
-                                                             {"cumulativeAckPosition": None})
-        return {"txnId": str(meta.txn), "status": meta.status.value, "openTimestamp": meta.open_ms,
-                "timeoutAt": meta.timeout_ms, "producedPartitions": produced, "ackedPartitions": acked,
-                "owner": meta.owner}
+                                                             {})
+        found = {"txnId": str(meta.txn), "status": meta.status.value, "openTimestamp": meta.open_ms,
+                 "timeoutAt": meta.timeout_ms, "producedPartitions": produced, "ackedPartitions": acked}
+        if meta.owner is not None:   # Pulsar's JSON leaves out what is null
+            found["owner"] = meta.owner
+        return found
 
     @rest_handler
     async def get_coordinator_stats(request: web.Request) -> web.Response:
@@ -94,8 +98,9 @@ def routes(broker: BrokerService, topics: TopicAccess) -> list[web.RouteDef]:
     @rest_handler
     async def get_transaction_metadata(request: web.Request) -> web.Response:
         txn = TxnID(_number(request, "mostSigBits"), _number(request, "leastSigBits"))
+        store = store_of(txn.most_bits, str(CoordinatorNotFound(txn.most_bits)))
         try:
-            meta = store_of(txn.most_bits).get(txn)
+            meta = store.get(txn)
         except TransactionNotFound as exc:
             raise RestError(NOT_FOUND, str(exc)) from None
         return web.json_response(await metadata(meta))
@@ -142,7 +147,7 @@ def routes(broker: BrokerService, topics: TopicAccess) -> list[web.RouteDef]:
         topic = await topic_of(request)
         txn = TxnID(_number(request, "mostSigBits"), _number(request, "leastSigBits"))
         return web.json_response(_stats_of(participant(topic, "transaction_buffer"), txn,
-                                           {"startPosition": None, "aborted": False}))
+                                           {"aborted": False}))
 
     @rest_handler
     async def get_in_pending_ack_stats(request: web.Request) -> web.Response:
@@ -150,7 +155,7 @@ def routes(broker: BrokerService, topics: TopicAccess) -> list[web.RouteDef]:
         subscription = await topics.subscription(topic, request.match_info["subscription"])
         txn = TxnID(_number(request, "mostSigBits"), _number(request, "leastSigBits"))
         return web.json_response(_stats_of(participant(subscription, "pending_acks"), txn,
-                                           {"cumulativeAckPosition": None}))
+                                           {}))
 
     return [
         web.get(f"{V3}/coordinatorStats", get_coordinator_stats),

@@ -32,6 +32,7 @@ from .admin_routes import (broker_routes, bundle_routes, partition_deletes, part
                            topic_owner_redirects)
 from .broker_registry import BrokerAddress, BrokerRegistry
 from .bundle_stats import OwnedBundleStats
+from .bundle_units import BundleUnits
 from .bundles import NamespaceBundles
 from .cluster_lookup import ClusterLookup
 from .load_actions import AdminActions
@@ -73,7 +74,7 @@ async def run_broker(config: BrokerConfig) -> None:
     broker = BrokerService(config, storage, listeners)
     me = BrokerAddress.of(config, listeners)
     registry = BrokerRegistry(store, me)
-    ownership = Ownership(store, bundles, registry, broker, publish=lambda: reporter.write_now())
+    ownership = Ownership(store, bundles, registry, BundleUnits(broker), publish=lambda: reporter.write_now())
     broker.served = ownership
     stats = OwnedBundleStats(lambda: [*broker.topics, *broker.non_persistent_topics], ownership, window_s)
     reporter = LoadReporter(stats, balancing, registry.publish)

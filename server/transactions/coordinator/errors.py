@@ -22,7 +22,7 @@ class TransactionNotFound(BrokerError):
     code = pb.TransactionNotFound
 
     def __init__(self, txn: TxnID) -> None:
-        super().__init__(f"The transaction with this txdID `{txn}`not found")
+        super().__init__(f"The transaction with this txdID `{txn}`not found ")   # sic
 
 
 class InvalidTxnStatus(BrokerError):

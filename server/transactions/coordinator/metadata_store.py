@@ -92,7 +92,8 @@ class TransactionMetadataStore:
         self._max_active = max_active
         self._clock = clock
         self.txns: dict[TxnID, TxnMeta] = {}
-        self.sequence = 0
+        #: The last id handed out (-1: none; Pulsar's first transaction is (tc, 0)).
+        self.sequence = -1
         self.counters = Counters()
 
     async def replay(self) -> None:

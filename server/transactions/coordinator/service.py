@@ -3,8 +3,8 @@
 Coordinator i is served by whoever serves partition i of
 `persistent://pulsar/system/transaction_coordinator_assign` (this broker standalone; the owner
 of that partition's bundle in a cluster). It opens on the first TC_CLIENT_CONNECT for it, as in
-Pulsar 3.0: its log is replayed, transactions caught ending are ended, and open ones get their
-timeouts again.
+Pulsar 3.0 (a standalone broker opens its own at start): its log is replayed, transactions caught
+ending are ended, and open ones get their timeouts again. It closes when its bundle is released.
 
 END_TXN logs COMMITTING (or ABORTING) durably, which decides the outcome; then every partition
 and subscription the transaction touched is ended through TransactionParticipants, retried
@@ -80,10 +80,21 @@ class TransactionCoordinators:
 
     # -- coordinators ------------------------------------------------------------------------
 
+    async def recover_served(self) -> None:
+        """At start: open (and recover) the coordinators this broker serves already, so that a
+        transaction caught committing at a crash ends without waiting for a client (standalone:
+        all of them; a cluster broker serves none yet, and opens each on its first connect)."""
+        for tc_id in range(self.count):
+            try:
+                await self.connect(tc_id)
+            except ServiceNotReady:
+                continue
+
     async def connect(self, tc_id: int) -> None:
         """TC_CLIENT_CONNECT: this broker serves coordinator tc_id, opened and recovered."""
-        if not 0 <= tc_id < self.count:
-            raise CoordinatorNotFound(tc_id)
+        if not 0 <= tc_id < self.count:   # as Pulsar, which finds no owner for such a partition
+            raise ServiceNotReady(f"Namespace bundle for topic ({assign_partition(tc_id)}) not served by this "
+                                  f"instance. Please redo the lookup.")
         self._assign.check_serves(assign_partition(tc_id))
         if tc_id in self.stores:
             return
@@ -126,6 +137,18 @@ class TransactionCoordinators:
             raise CoordinatorNotFound(tc_id) from None
         return store
 
+    def served_partitions(self) -> list[TopicName]:
+        """The assign topic's partitions of the coordinators open here."""
+        return [assign_partition(tc_id) for tc_id in self.stores]
+
+    async def close_coordinator(self, name: TopicName) -> bool:
+        """Close the coordinator of that assign partition (its bundle is being released);
+        False when the name is not one of them."""
+        if str(name.partitioned_parent) != TRANSACTION_COORDINATOR_ASSIGN or name.partition_index not in self.stores:
+            return False
+        await self._close(name.partition_index)
+        return True
+
     async def _close(self, tc_id: int) -> None:
         store = self.stores.pop(tc_id, None)
         if store is None:
@@ -136,7 +159,8 @@ class TransactionCoordinators:
         log.info("transaction coordinator %d closed", tc_id)
 
     async def close(self) -> None:
-        for task in list(self._tasks):
+        """Ends under way stop here; the next start finishes them (they are logged)."""
+        for task in [*self._tasks, *self._ending.values()]:
             task.cancel()
         for tc_id in list(self.stores):
             await self._close(tc_id)
@@ -187,14 +211,20 @@ class TransactionCoordinators:
 
     async def _until_done(self, call: Callable, txn: TxnID) -> None:
         """The outcome is decided: a participant that fails (unreachable, its topic moving) is
-        asked again until it answers."""
+        asked again until it succeeds. One slower than transactionBufferClientOperationTimeoutInMills
+        is waited for, never cancelled (an end cut off half way would be repeated)."""
         while True:
+            attempt = asyncio.ensure_future(call())
             try:
-                await asyncio.wait_for(call(), self._participant_timeout_s)
+                while not (await asyncio.wait({attempt}, timeout=self._participant_timeout_s))[0]:
+                    _repeats.warning("slow", "ending transaction %s: a participant has not answered in %.0f s",
+                                     txn, self._participant_timeout_s)
+            finally:
+                attempt.cancel()   # only when we are cancelled ourselves (shutdown): it is done otherwise
+            if attempt.exception() is None:
                 return
-            except (Exception, asyncio.TimeoutError) as exc:
-                _repeats.warning(type(exc).__name__, "ending transaction %s on a participant failed, retrying: %r",
-                                 txn, exc)
+            _repeats.warning(type(attempt.exception()).__name__,
+                             "ending transaction %s on a participant failed, retrying: %r", txn, attempt.exception())
             await asyncio.sleep(RETRY_INTERVAL_S)
 
     def _arm_timeout(self, meta: TxnMeta) -> None:

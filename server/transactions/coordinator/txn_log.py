@@ -39,6 +39,10 @@ def log_name(tc_id: int) -> str:
     return f"{LOG_PREFIX}{tc_id}"
 
 
+def is_transaction_log(name: object) -> bool:
+    return str(name).startswith(LOG_PREFIX)
+
+
 class TransactionLog:
     def __init__(self, tc_id: int, ledger: ManagedLedger, cursor: ManagedCursor, metadata: MetadataStore) -> None:
         self.tc_id = tc_id
@@ -46,7 +50,7 @@ class TransactionLog:
         self._cursor = cursor
         self._metadata = metadata
         self._path = SEQUENCE_PATH.format(tc=tc_id)
-        self._reserved = 0
+        self._reserved = -1    # none yet: the first id is 0, as Pulsar's
         self._reserved_version = -1
         self._reserving = asyncio.Lock()
         #: Records appended since start (pulsar_txn_append_log_total).

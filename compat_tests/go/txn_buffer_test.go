@@ -8,24 +8,16 @@ import (
 	"time"
 
 	"github.com/apache/pulsar-client-go/pulsar"
-	"github.com/apache/pulsar-client-go/pulsar/log"
-	"github.com/sirupsen/logrus"
 )
 
-// The TestTxn* scenarios run against a broker with transactionCoordinatorEnabled=true
+// The TestTxnBuffer* scenarios run against a broker with transactionCoordinatorEnabled=true
 // (PULSAR_TXN_SERVICE_URL; PULSAR_TXN_PARTITIONED names a topic of it with 3 partitions), from
-// compat_tests/test_transactions_e2e.py. This client (v0.19.0) puts a message's transaction id
-// on CommandSend only, never in its metadata: the broker must still never deliver aborted ones.
+// compat_tests/test_transactions_e2e.py, with txn_coordinator_test.go's client. This client
+// (v0.19.0) puts a message's transaction id on CommandSend only, never in its metadata: the
+// broker must still never deliver aborted ones.
 
 func txnClient(t *testing.T) pulsar.Client {
-	logger := logrus.StandardLogger()
-	logger.SetLevel(logrus.WarnLevel)
-	c, err := pulsar.NewClient(pulsar.ClientOptions{
-		URL:               serviceURL(t, "PULSAR_TXN_SERVICE_URL"),
-		OperationTimeout:  10 * time.Second,
-		Logger:            log.NewLoggerWithLogrus(logger),
-		EnableTransaction: true,
-	})
+	c, err := transactionalClient(serviceURL(t, "PULSAR_TXN_SERVICE_URL"))
 	noErr(t, err)
 	t.Cleanup(c.Close)
 	return c
@@ -42,7 +34,7 @@ func sendInTxn(t *testing.T, p pulsar.Producer, txn pulsar.Transaction, payload 
 	noErr(t, err)
 }
 
-func TestTxnAbortedMessagesAreNeverDelivered(t *testing.T) {
+func TestTxnBufferAbortedMessagesAreNeverDelivered(t *testing.T) {
 	c := txnClient(t)
 	topic := topicName("txn-abort")
 	cons := consumer(t, c, pulsar.ConsumerOptions{Topic: topic, SubscriptionName: "sub",
@@ -72,7 +64,7 @@ func TestTxnAbortedMessagesAreNeverDelivered(t *testing.T) {
 	expectEqual(t, "read", []string{"c-0", "c-1", "c-2"}, read)
 }
 
-func TestTxnAcrossTwoTopicsAndAPartitionedTopic(t *testing.T) {
+func TestTxnBufferAcrossTwoTopicsAndAPartitionedTopic(t *testing.T) {
 	c := txnClient(t)
 	topics := []string{topicName("txn-a"), topicName("txn-b"), os.Getenv("PULSAR_TXN_PARTITIONED")}
 	var consumers []pulsar.Consumer
