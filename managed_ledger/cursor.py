@@ -3,8 +3,9 @@
 State is the mark-delete position (everything at or before it is acknowledged), the
 individually acknowledged entries after it (sorted ranges, see ranges.py), partial batch
 acknowledgements (bit sets, bits SET = still unacked) and the read position (next entry a
-read returns; deleted entries are skipped). Reads and the backlog stop at the managed ledger's
-readable end (its last entry, or a topic's max-read position before an open transaction).
+read returns; deleted entries are skipped). Reads stop at the managed ledger's readable end (its
+last entry, or a topic's max-read position before an open transaction); the backlog, as Pulsar's,
+counts to the last entry.
 Individual acks that close the gap after the mark-delete move it forward, also across ledger
 boundaries when no entry lies between.
 
@@ -119,7 +120,7 @@ class ManagedCursorImpl:
 
     def backlog(self) -> int:
         ledgers = self._ledger.ledger_list
-        pending = ledgers.count_between(self._mark_delete, self._ledger.readable_end)
+        pending = ledgers.count_between(self._mark_delete, self._ledger.last_confirmed_entry)
         return max(0, pending - len(self._acked))
 
     # ---- activity ------------------------------------------------------------------------
@@ -149,7 +150,7 @@ class ManagedCursorImpl:
         """Entries from the read position to the last one (Pulsar's getNumberOfEntries)."""
         position = self.read_position
         return self._ledger.ledger_list.count_between(
-            Position(position.ledger_id, position.entry_id - 1), self._ledger.readable_end)
+            Position(position.ledger_id, position.entry_id - 1), self._ledger.last_confirmed_entry)
 
     # ---- reads ---------------------------------------------------------------------------
 

@@ -118,7 +118,7 @@ class ManagedLedger(Protocol):
         that is short of it."""
 
     def set_read_limit(self, limit: Position | None) -> None:
-        """Stop cursors' reads (and their backlogs) at limit (a topic's max-read position, before
+        """Stop cursors' reads at limit (a topic's max-read position, before
         an open transaction's first entry); None: at the last confirmed entry. Waiting reads
         are woken when it moves."""
 

@@ -53,10 +53,6 @@ _SCAN_BATCH = 256
 OnDone = Callable[[Position | None, BaseException | None], None]
 
 
-class InvalidTxnStatus(BrokerError):
-    code = pb.InvalidTxnStatus
-
-
 @dataclass
 class Snapshot:
     """Pulsar's TransactionBufferSnapshot: the max-read position and the aborted transactions."""
@@ -213,16 +209,14 @@ class TopicTransactionBuffer:
 
     async def end_txn(self, txn: TxnID, action: int) -> None:
         """Commit or abort: the marker is durable when this returns. Idempotent; a transaction
-        this topic never stored needs no marker; ending one the other way is refused."""
+        this topic never stored needs no marker. Ending one the other way succeeds and changes
+        nothing, as Pulsar's buffer answers (its coordinator refuses that before)."""
         while txn in self._in_flight:   # its SENDs are stored first (ended, they are refused)
             settled = self._settled.setdefault(txn, asyncio.get_running_loop().create_future())
             await asyncio.shield(settled)
         while (ending := self._ending.get(txn)) is not None:
             await asyncio.shield(ending)
-        ended = self._ended_as(txn)
-        if ended is not None:
-            if ended != action:
-                raise InvalidTxnStatus(f"Transaction {txn} was already {_word(ended)} on topic {self._topic.name}")
+        if self._ended_as(txn) is not None:
             return
         if txn not in self._ongoing:
             self._remember(txn, action)
@@ -365,10 +359,6 @@ class TopicTransactionBuffer:
         first = self._ongoing.get(txn)
         return {"startPosition": None if first is None else f"{first.ledger_id}:{first.entry_id}",
                 "aborted": txn in self._aborted}
-
-
-def _word(action: int) -> str:
-    return "committed" if action == COMMIT else "aborted"
 
 
 def _now_ms() -> int:
