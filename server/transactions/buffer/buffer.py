@@ -355,10 +355,12 @@ class TopicTransactionBuffer:
         return stats
 
     def stats_of(self, txn: TxnID) -> dict[str, Any]:
-        """Pulsar's TransactionInBufferStats."""
+        """Pulsar's TransactionInBufferStats (a null startPosition left out, as Pulsar's JSON)."""
         first = self._ongoing.get(txn)
-        return {"startPosition": None if first is None else f"{first.ledger_id}:{first.entry_id}",
-                "aborted": txn in self._aborted}
+        stats: dict[str, Any] = {"aborted": txn in self._aborted}
+        if first is not None:
+            stats["startPosition"] = f"{first.ledger_id}:{first.entry_id}"
+        return stats
 
 
 def _now_ms() -> int:
