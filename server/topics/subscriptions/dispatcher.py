@@ -304,12 +304,14 @@ class Dispatcher(ABC):
             self.subscription.topic.stats.unreadable_entries += 1
             self.cursor.delete([entry.position])
             return None
-        if metadata.HasField("marker_type") or metadata.HasField("txnid_most_bits") and self._aborted(metadata):
+        if metadata.HasField("txnid_most_bits") and self._hidden(metadata):   # (markers carry it too)
             self.cursor.delete([entry.position])
             return None
         return metadata
 
-    def _aborted(self, metadata: pb.MessageMetadata) -> bool:
+    def _hidden(self, metadata: pb.MessageMetadata) -> bool:
+        if metadata.HasField("marker_type"):
+            return True
         buffer = self.subscription.topic.transaction_buffer
         return buffer is not None and buffer.hides(metadata)
 
