@@ -369,3 +369,16 @@ def test_transactional_sends_are_deduplicated(make_broker, connect):
         expect_nothing(consumer)
     finally:
         producer.close()
+
+
+def test_last_message_id_when_only_hidden_entries_are_stored(txn_broker, go_producer, connect):
+    """Only an aborted message and its marker: GET_LAST_MESSAGE_ID answers as for an empty
+    topic (entry -1), and a reader has nothing available."""
+    go_producer.sent(b"b1", TXN_B)
+    assert go_producer.end(TXN_B, ABORT).error == 0
+    assert last_message_id(txn_broker, go_producer.topic)[1] == -1
+    reader = connect(txn_broker).create_reader(go_producer.topic, pulsar.MessageId.earliest)
+    try:
+        assert not reader.has_message_available()
+    finally:
+        reader.close()

@@ -38,8 +38,6 @@ log = logging.getLogger(__name__)
 TOPIC_STATE = "/topic-state"
 
 
-#: GET_LAST_MESSAGE_ID's answer when no message may be consumed (the earliest message id).
-NO_MESSAGE = Position(-1, -1)
 #: Cursors the broker keeps for itself, not subscriptions.
 INTERNAL_CURSORS = (DEDUPLICATION_CURSOR, COMPACTION_CURSOR)
 
@@ -302,7 +300,9 @@ class Topic(TopicBase):
         buffer = self.transaction_buffer
         if buffer is not None:   # the last one consumers may get: no marker, nothing aborted or open
             found = await buffer.last_dispatchable()
-            return (found.position, largest_batch_index(found)) if found is not None else (NO_MESSAGE, -1)
+            if found is None:   # as for an empty topic
+                return Position(self.ledger.readable_end.ledger_id, -1), -1
+            return found.position, largest_batch_index(found)
         last = self.ledger.last_confirmed_entry
         if last.entry_id < 0:
             return last, -1
