@@ -4,18 +4,19 @@ A transaction's entries go into the topic's log like any others, with the transa
 their metadata (markers.py). The buffer keeps the transactions still open on this topic, each
 with its first position, and the aborted ones with their abort marker's position. Its
 max-read position is just before the first entry of the oldest open transaction (the last
-entry when none is open): the managed ledger's read limit, so no dispatcher, reader or backlog
-goes past it. Ending a transaction appends a commit or abort marker, durably, then moves the
-limit (which wakes waiting reads). Dispatchers skip markers and aborted entries as
-acknowledged (`hides`).
+entry when none is open): the managed ledger's read limit, so no dispatcher, reader,
+compaction or GET_LAST_MESSAGE_ID goes past it (a backlog counts to the last entry, as Pulsar's).
+Ending a transaction appends a commit or abort marker, durably, then moves the limit (which
+wakes waiting reads); an end waits for the transaction's appends still in flight. Dispatchers
+skip markers and aborted entries as acknowledged (`hides`).
 
 Snapshots (snapshots.py) spare a restart from scanning the whole log: a topic is scanned from
 its latest snapshot's max-read position on. As in Pulsar, a topic never used transactionally has
 no snapshot and is not scanned; the first transactional SEND takes the first snapshot before its
-entry is stored (so a restart knows to scan), then one is taken after
-transactionBufferSnapshotMaxTransactionCount moves of the max-read position, or every
-transactionBufferSnapshotMinTimeInMillis while it moved. Aborted transactions whose marker's
-ledger was trimmed are forgotten: their entries are gone with it.
+entry is stored (so a restart knows to scan; the topic's other appends wait behind it), then one
+is taken after transactionBufferSnapshotMaxTransactionCount forward moves of the max-read
+position, or every transactionBufferSnapshotMinTimeInMillis while it moved. Aborted transactions
+whose marker's ledger was trimmed are forgotten: their entries are gone with it.
 """
 
 from __future__ import annotations
