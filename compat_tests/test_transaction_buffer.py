@@ -382,3 +382,36 @@ def test_last_message_id_when_only_hidden_entries_are_stored(txn_broker, go_prod
         assert not reader.has_message_available()
     finally:
         reader.close()
+
+
+def test_recovery_from_a_compacted_snapshot_topic(make_broker, connect):
+    """The snapshot topic compacted (as the broker does every so many snapshots): a restart
+    reads each topic's newest snapshot from the compacted view, then the log after it."""
+    broker = make_broker({**TXN_CONFIG, "transactionBufferSnapshotMaxTransactionCount": "1"})
+    topics = [_topic(), _topic()]
+    producers = [TxnProducer(broker, topic) for topic in topics]
+    try:
+        for n, producer in enumerate(producers):
+            aborted, open_ = (5, 10 + n), (5, 20 + n)
+            producer.sent(b"x", aborted)
+            producer.sent(b"p1")
+            assert producer.end(aborted, ABORT).error == 0   # a snapshot after it, with the abort
+            producer.sent(b"a1", open_)
+            producer.sent(b"p2")
+        admin = AdminHttp(broker.web_url)
+        compaction = "/admin/v2/persistent/public/default/__transaction_buffer_snapshot/compaction"
+        assert admin.put(compaction).status_code == 204
+        until(lambda: admin.get(compaction).json()["status"] == "SUCCESS", "the snapshot topic compacted")
+        for producer in producers:
+            producer.close()
+        broker.restart()
+        for n, topic in enumerate(topics):
+            consumer = subscribe(connect(broker), topic)
+            assert received(consumer, 1) == [b"p1"]
+            expect_nothing(consumer)
+            producers[n] = TxnProducer(broker, topic)
+            assert producers[n].end((5, 20 + n), COMMIT).error == 0
+            assert received(consumer, 2) == [b"a1", b"p2"]
+    finally:
+        for producer in producers:
+            producer.close()

@@ -12,6 +12,10 @@ whether it has a snapshot, and a namespace without the system topic costs one ex
 In a cluster (`forwarder` set) other brokers write too: a topic load reads on from where the
 namespace's records were read last (from a read-only view of the log when another broker
 serves the system topic), and a snapshot goes to the broker serving it.
+
+As Pulsar compacts this topic, the broker serving it compacts it every COMPACT_EVERY records
+(server/topics/compaction.py: the newest record per topic), and a first read takes the
+compacted view, then the log after its horizon: not every snapshot ever taken.
 """
 
 from __future__ import annotations
@@ -19,11 +23,13 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import logging
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from managed_ledger.position import Position
-from server.errors import ServiceNotReady
+from protocol.entry import payload_of
+from server.errors import BrokerError, ServiceNotReady
 from server.policies.change_events import TRANSACTION_BUFFER_SNAPSHOT
 from server.topics.system_records import RecordLedger, RecordTopic, append_record, read_records
 from server.topics.topic_name import TopicName
@@ -31,11 +37,20 @@ from server.transactions.interfaces import TxnID
 
 from .buffer import Snapshot
 
+log = logging.getLogger(__name__)
+
 WRITER_NAME = "pulsard-transaction-buffer"
+#: Records appended by this broker to a namespace's snapshot topic between two compactions.
+COMPACT_EVERY = 1000
+
+
+class SnapshotTopic(RecordTopic, Protocol):
+    async def compact(self) -> None:
+        """Start compacting in the background (a BrokerError when one runs already)."""
 
 
 class SystemTopics(Protocol):
-    async def system_topic(self, name: TopicName, create: bool) -> RecordTopic | None:
+    async def system_topic(self, name: TopicName, create: bool) -> SnapshotTopic | None:
         """The system topic, loaded, when this broker serves it (created if asked); None when
         another broker does, or when it does not exist and create is False."""
 
@@ -90,6 +105,8 @@ class _Namespace:
     loaded: bool = False
     #: the last record read (None: none yet)
     read_to: Position | None = None
+    #: records this broker appended to the snapshot topic since it last compacted it
+    appended: int = 0
 
 
 class TopicSnapshots:
@@ -123,16 +140,27 @@ class TopicSnapshots:
         log_topic = await self._topics.system_topic(snapshot_topic(topic.namespace), create=True)
         if log_topic is None:
             raise ServiceNotReady(f"{snapshot_topic(topic.namespace)} is served by another broker")
-        await append_record(log_topic, str(topic), record, WRITER_NAME)
+        await self._append_here(log_topic, topic, record)
 
     async def _append(self, topic: TopicName, record: bytes) -> None:
         log_topic = await self._topics.system_topic(snapshot_topic(topic.namespace), create=True)
         if log_topic is not None:
-            await append_record(log_topic, str(topic), record, WRITER_NAME)
+            await self._append_here(log_topic, topic, record)
         elif self.forwarder is not None:
             await self.forwarder.append(topic, record)
         else:
             raise ServiceNotReady(f"{snapshot_topic(topic.namespace)} is served by another broker")
+
+    async def _append_here(self, log_topic: SnapshotTopic, topic: TopicName, record: bytes) -> None:
+        await append_record(log_topic, str(topic), record, WRITER_NAME)
+        namespace = self._namespaces.setdefault(topic.namespace, _Namespace())
+        namespace.appended += 1
+        if namespace.appended >= COMPACT_EVERY:
+            namespace.appended = 0
+            try:
+                await log_topic.compact()
+            except BrokerError:   # one runs already
+                pass
 
     async def _read(self, name: str) -> _Namespace:
         """The namespace's snapshots, read on as far as its log goes (standalone: once)."""
@@ -145,12 +173,25 @@ class TopicSnapshots:
             system_topic = snapshot_topic(name)
             log_topic = await self._topics.system_topic(system_topic, create=False)
             ledger = log_topic.ledger if log_topic is not None else await self._topics.system_topic_view(system_topic)
+            if log_topic is not None and namespace.read_to is None:
+                view = await log_topic.ledger.compacted_view()
+                if view is not None:
+                    kept = await view.read_all()
+                    for entry in kept:
+                        _apply(namespace, decode(bytes(payload_of(entry.data))))
+                    namespace.read_to = view.horizon
+                    log.info("%s: %d snapshots read from its compacted view (up to %s)", system_topic,
+                             len(kept), view.horizon)
             if ledger is not None:
                 for position, record in await read_records(ledger, namespace.read_to, decode):
                     namespace.read_to = position
-                    if record is not None and record[1] is not None:
-                        namespace.snapshots[record[0]] = record[1]
-                    elif record is not None:
-                        namespace.snapshots.pop(record[0], None)
+                    _apply(namespace, record)
             namespace.loaded = True
         return namespace
+
+
+def _apply(namespace: _Namespace, record: tuple[str, Snapshot | None] | None) -> None:
+    if record is not None and record[1] is not None:
+        namespace.snapshots[record[0]] = record[1]
+    elif record is not None:
+        namespace.snapshots.pop(record[0], None)
