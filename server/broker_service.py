@@ -42,9 +42,9 @@ from .topics.schema_compatibility import Strategy
 from .topics.schema_registry import SchemaRegistry
 from .topics.topic import Topic, delete_topic_state
 from .topics.topic_name import TopicName
-from .transactions.coordinator.service import TRANSACTION_COORDINATOR_ASSIGN, TransactionCoordinators
 from .transactions.buffer.buffer import SnapshotRule, TopicTransactionBuffer
 from .transactions.buffer.snapshots import TopicSnapshots
+from .transactions.coordinator.service import TRANSACTION_COORDINATOR_ASSIGN, TransactionCoordinators
 from .transactions.coordinator.txn_log import is_transaction_log
 from .transactions.participants import LocalParticipants
 

@@ -6,10 +6,9 @@ client's transaction code reads), with NotAllowed and the words of a Pulsar brok
 transaction coordinator is off, "Transactions are not enabled." (that broker sends them in an
 ERROR); with transactionCoordinatorEnabled=true, transactions.py serves the coordinator's
 requests and txn_buffer.py END_TXN_ON_PARTITION instead (both refuse through here while it is
-false). Everything else (topic-list
-watchers, and commands only a broker sends) gets ERROR NotAllowed carrying the command's
-request id, or -1 when it has none. The connection stays open; each kind is logged once per
-interval, however often a client repeats it.
+false). Everything else (topic-list watchers, and commands only a broker sends) gets ERROR
+NotAllowed carrying the command's request id, or -1 when it has none. The connection stays
+open; each kind is logged once per interval, however often a client repeats it.
 """
 
 from __future__ import annotations
