@@ -295,6 +295,34 @@ def test_kill9_right_after_the_marker_is_written(make_broker, connect, monkeypat
         producer.close()
 
 
+def test_kill9_after_the_first_snapshot_before_the_first_entry(make_broker, connect, monkeypatch):
+    """The first transactional SEND dies between the topic's first snapshot and its entry: the
+    client had no receipt (it sends again), and the topic goes on, plain and transactional."""
+    monkeypatch.setenv("PULSARD_CRASH_AT", "txn-buffer-after-first-snapshot")
+    broker = make_broker(TXN_CONFIG)
+    topic = _topic()
+    producer = TxnProducer(broker, topic)
+    producer.sent(b"p0")
+    producer.send_only(b"a1", TXN_A)
+    assert producer.raw.receive() is None, "the broker answered instead of crashing"
+    broker.proc.wait(timeout=10)
+    producer.close()
+    monkeypatch.delenv("PULSARD_CRASH_AT")
+    broker.restart()
+    producer = TxnProducer(broker, topic)
+    try:
+        producer.sent(b"a1", TXN_A)
+        producer.sent(b"p1")
+        consumer = subscribe(connect(broker), topic)
+        assert received(consumer, 1) == [b"p0"]
+        expect_nothing(consumer)
+        assert producer.end(TXN_A, COMMIT).error == 0
+        assert received(consumer, 2) == [b"a1", b"p1"]
+        expect_nothing(consumer)
+    finally:
+        producer.close()
+
+
 @pytest.mark.parametrize("point", ["txn-buffer-before-snapshot", "txn-buffer-after-snapshot"])
 def test_kill9_during_a_snapshot(make_broker, connect, monkeypatch, point):
     """A snapshot after every move of the max-read position: the abort's one dies before or

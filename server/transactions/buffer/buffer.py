@@ -200,6 +200,7 @@ class TopicTransactionBuffer:
             for on_done in waiting:
                 on_done(None, PersistenceError(f"Transaction buffer snapshot failed: {exc}"))
             return
+        crash_point("txn-buffer-after-first-snapshot")
         self._has_snapshot = True
         self._waiting = []
         self.last_snapshot_ms = _now_ms()
