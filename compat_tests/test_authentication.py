@@ -259,7 +259,7 @@ def test_java_client_token_and_certificate_over_tls(make_broker, tmp_path, secre
     assert outcomes.get("no-permission", "").startswith("AuthorizationException"), done.stdout
 
 
-@pytest.mark.parametrize("scenario", go_scenarios(secured=True))
+@pytest.mark.parametrize("scenario", go_scenarios("TestSecured"))
 def test_go_client_token_basic_and_certificate_over_tls(scenario, make_broker, tmp_path, secret, go_binaries):
     """The official Go client over pulsar+ssl:// with a token, basic credentials and a client
     certificate (compat_tests/go/secured_test.go), a wrong token and wrong basic refused."""

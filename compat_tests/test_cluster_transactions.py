@@ -63,3 +63,39 @@ def test_java_client_commits_across_two_brokers(brokers, java_command):
                           "coordinatorCommitsAcrossTopics"], JVM_TIMEOUT_S,
                          env={**os.environ, "TXN_TOPICS": f"{first},{second}"})
     report.assert_passed("coordinatorCommitsAcrossTopics")
+
+
+def test_an_open_transaction_moves_with_its_topic(brokers, connect):
+    """The transaction buffer recovers on the broker a topic moves to, from the snapshot the
+    first one wrote (to a snapshot topic either of them serves) and the log after it: the
+    aborted transaction stays hidden, the open one holds what follows it until it commits there."""
+    from compat_tests.test_transaction_buffer import received, subscribe
+    from compat_tests.helpers import expect_nothing
+    from compat_tests.txn_requests import ABORT, COMMIT, TxnProducer
+
+    a, b = brokers
+    create_namespace(a, "public/txn-moves")
+    (topic,) = topics_in_distinct_bundles("public/txn-moves", 1, "moving")
+    place_on(a, topic)
+    producer = TxnProducer(a, topic)
+    producer.sent(b"b1", (0, 1))
+    producer.sent(b"p1")
+    assert producer.end((0, 1), ABORT).error == 0
+    producer.sent(b"a1", (0, 2))
+    producer.sent(b"p2")
+    producer.close()
+    a.stop()   # its bundles are free at once
+    try:
+        place_on(b, topic)
+        consumer = subscribe(connect(b), topic)
+        assert received(consumer, 1) == [b"p1"]
+        expect_nothing(consumer)
+        producer = TxnProducer(b, topic)
+        try:
+            assert producer.end((0, 2), COMMIT).error == 0
+            assert received(consumer, 2) == [b"a1", b"p2"]
+            expect_nothing(consumer)
+        finally:
+            producer.close()
+    finally:
+        a.start(timeout=60)

@@ -138,12 +138,19 @@ def marked_java_scenarios(project: str, marker: str) -> list[str]:
                   for name in pattern.findall(path.read_text()))
 
 
-def go_scenarios(secured: bool = False) -> list[str]:
+#: Go scenarios that need a broker of their own kind: TLS and authentication, transactions.
+GO_SPECIAL_PREFIXES = ("TestSecured", "TestTxnBuffer")
+
+
+def go_scenarios(prefix: str = "") -> list[str]:
     """Names of the Test functions of the Go module (no toolchain needed to collect): those
-    for a default broker, or (secured) the TestSecured* ones, which need TLS and authentication."""
+    for a default broker, or those starting with one of GO_SPECIAL_PREFIXES (TestSecured*: TLS
+    and authentication; TestTxnBuffer*: a broker with transactions)."""
     pattern = re.compile(r"^func (Test\w+)\(t \*testing\.T\)", re.MULTILINE)
     names = (name for path in GO_DIR.glob("*_test.go") for name in pattern.findall(path.read_text()))
-    return sorted(name for name in names if name.startswith("TestSecured") == secured)
+    if prefix:
+        return sorted(name for name in names if name.startswith(prefix))
+    return sorted(name for name in names if not name.startswith(GO_SPECIAL_PREFIXES))
 
 
 @dataclass

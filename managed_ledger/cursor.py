@@ -3,8 +3,11 @@
 State is the mark-delete position (everything at or before it is acknowledged), the
 individually acknowledged entries after it (sorted ranges, see ranges.py), partial batch
 acknowledgements (bit sets, bits SET = still unacked) and the read position (next entry a
-read returns; deleted entries are skipped). Individual acks that close the gap after the
-mark-delete move it forward, also across ledger boundaries when no entry lies between.
+read returns; deleted entries are skipped). Reads stop at the managed ledger's readable end (its
+last entry, or a topic's max-read position before an open transaction); the backlog, as Pulsar's,
+counts to the last entry.
+Individual acks that close the gap after the mark-delete move it forward, also across ledger
+boundaries when no entry lies between.
 
 Persistence of durable cursors is batched: an acknowledgement only marks the cursor dirty,
 and dirty state is stored (cursor_store.py: in the metadata store, or in the cursor's ledger on
@@ -105,7 +108,7 @@ class ManagedCursorImpl:
         return -1 if ledger_id is None else ledger_id
 
     def has_more_entries(self) -> bool:
-        return self.read_position <= self._ledger.last_confirmed_entry
+        return self.read_position <= self._ledger.readable_end
 
     def seek(self, read_position: Position) -> None:
         self._read_position = self._ledger.resolve_start(read_position)
@@ -198,7 +201,7 @@ class ManagedCursorImpl:
     async def _read_available(self, max_entries: int) -> list[Entry]:
         """Read up to max_entries non-deleted entries from the read position, then move it."""
         ledgers = self._ledger.ledger_list
-        last_confirmed = self._ledger.last_confirmed_entry
+        last_confirmed = self._ledger.readable_end
         position = self.read_position
         runs: list[tuple[int, int, int]] = []
         wanted = max_entries
@@ -211,6 +214,8 @@ class ManagedCursorImpl:
             if info is None:
                 break
             last = min(info.entries - 1, position.entry_id + wanted - 1)
+            if position.ledger_id == last_confirmed.ledger_id:   # (the read limit may fall inside a ledger)
+                last = min(last, last_confirmed.entry_id)
             next_acked = self._acked.next_start_after(position)
             if next_acked is not None:
                 last = min(last, next_acked - 1)

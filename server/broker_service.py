@@ -42,6 +42,8 @@ from .topics.schema_compatibility import Strategy
 from .topics.schema_registry import SchemaRegistry
 from .topics.topic import Topic, delete_topic_state
 from .topics.topic_name import TopicName
+from .transactions.buffer.buffer import SnapshotRule, TopicTransactionBuffer
+from .transactions.buffer.snapshots import TopicSnapshots
 from .transactions.coordinator.service import TRANSACTION_COORDINATOR_ASSIGN, TransactionCoordinators
 from .transactions.coordinator.txn_log import is_transaction_log
 from .transactions.participants import LocalParticipants
@@ -114,6 +116,10 @@ class BrokerService:
             self.transactions = TransactionCoordinators(
                 storage, self.metadata, self, self.participants, config.max_active_transactions_per_coordinator,
                 config.transaction_buffer_client_operation_timeout_in_mills / 1000)
+        #: The topics' transaction buffer snapshots (while transactions are enabled).
+        self.transaction_snapshots = TopicSnapshots(self) if config.transaction_coordinator_enabled else None
+        self._snapshot_rule = SnapshotRule(config.transaction_buffer_snapshot_max_transaction_count,
+                                           config.transaction_buffer_snapshot_min_time_in_millis / 1000)
         self._chores = [RetentionMonitor(self), MessageExpiryMonitor(self), self.backlog_quotas.monitor,
                         CompactionMonitor(self), InactiveTopicMonitor(self), NamespacePoliciesWatch(self),
                         TopicPoliciesWatch(self.topic_policies, lambda: {t.namespace for t in self.loaded_topic_names()}),
@@ -205,6 +211,9 @@ class BrokerService:
             raise PersistenceError(f"Failed to load topic {name}: {exc}") from exc
         try:
             topic = await Topic.load(self, name, ledger, deduplication_on(view, self.config))
+            if self.transaction_snapshots is not None and not is_system_topic(name):
+                topic.transaction_buffer = await TopicTransactionBuffer.load(
+                    topic, self.transaction_snapshots, self._snapshot_rule)
             apply_policies(topic, view, self.config, self.rate_limits)
             self._check_served(name)   # its bundle may have been released, or the session lost, meanwhile
         except BaseException:
@@ -216,7 +225,12 @@ class BrokerService:
     async def change_events(self, namespace: str, create: bool) -> Topic | None:
         """The namespace's `__change_events` topic (topic policies), loaded, when this broker
         serves it; None when another broker does, or when it does not exist and create is False."""
-        name = change_events_topic(namespace)
+        return await self.system_topic(change_events_topic(namespace), create)
+
+    async def system_topic(self, name: TopicName, create: bool) -> Topic | None:
+        """A namespace's system topic (`__change_events`, `__transaction_buffer_snapshot`),
+        loaded, when this broker serves it; None when another broker does, or when it does not
+        exist and create is False."""
         if not self._serves(name) or (not create and str(name) not in self._topics and not await self._exists(name)):
             return None
         try:
@@ -229,7 +243,12 @@ class BrokerService:
     async def change_events_view(self, namespace: str) -> ReadOnlyLedger | None:
         """A read-only view of the `__change_events` ledger (the broker serving it writes it);
         None when it does not exist."""
-        return await self.storage.open_read_only(str(change_events_topic(namespace)))
+        return await self.system_topic_view(change_events_topic(namespace))
+
+    async def system_topic_view(self, name: TopicName) -> ReadOnlyLedger | None:
+        """A read-only view of a system topic's ledger, caught up now (another broker serving
+        it writes it); None when it does not exist."""
+        return await self.storage.open_read_only(str(name))
 
     def _topic_policies_changed(self, parent: TopicName) -> None:
         self._refresh_policies(t for t in self._loaded() if str(t.name.partitioned_parent) == str(parent))
@@ -317,6 +336,8 @@ class BrokerService:
         if name.persistent:
             await self.storage.delete_ledger(str(name))
             await delete_topic_state(self.metadata, name)
+            if self.transaction_snapshots is not None and not is_system_topic(name):
+                await self.transaction_snapshots.remove(name)
         if name.partition_index < 0 and not is_system_topic(name):
             await self.topic_policies.remove(name)
         log.info("deleted topic %s", name)

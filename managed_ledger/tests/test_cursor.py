@@ -407,3 +407,21 @@ async def test_lost_entries_are_counted_once_per_hold(tmp_path: Path) -> None:
             with pytest.raises(NonRecoverableEntryError):
                 await cursor.read_entries_or_wait(10)
         assert cursor.held_at_lost == p[1] and ledger.lost_entries == LostEntryCounts(found=1, skipped=0)
+
+
+async def test_reads_stop_at_the_read_limit(tmp_path: Path) -> None:
+    """A topic's max-read position: reads stop there even inside a ledger, and a waiting read
+    wakes when it moves; the backlog counts to the last entry, as Pulsar's."""
+    async with open_storage(tmp_path) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        positions = [await ledger.add_entry(b"m%d" % i) for i in range(6)]
+        cursor = await ledger.open_cursor("sub", InitialPosition.EARLIEST)
+        ledger.set_read_limit(positions[2])
+        assert ledger.readable_end == positions[2] and cursor.backlog() == 6
+        assert [e.data for e in await cursor.read_entries_or_wait(10)] == [b"m0", b"m1", b"m2"]
+        waiting = asyncio.ensure_future(cursor.read_entries_or_wait(10))
+        await asyncio.sleep(0.01)
+        assert not waiting.done()
+        ledger.set_read_limit(None)
+        assert [e.data for e in await asyncio.wait_for(waiting, 5)] == [b"m3", b"m4", b"m5"]
+        assert ledger.readable_end == positions[-1]

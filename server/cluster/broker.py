@@ -40,6 +40,7 @@ from .load_routes import broker_stats_routes, leader_routes, split_routes
 from .ownership import Ownership
 from .policy_events import ForwardedEvents, policy_event_routes
 from .txn_forwarding import ForwardedParticipants, txn_end_routes
+from .txn_snapshots import ForwardedSnapshots, txn_snapshot_routes
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +83,8 @@ async def run_broker(config: BrokerConfig) -> None:
     lookup = broker.lookup = ClusterLookup(broker, ownership, registry, leader, load_manager)
     broker.topic_policies.forwarder = ForwardedEvents(me.http_url)
     broker.participants.remote = ForwardedParticipants(me.http_url)   # coordinators reach other brokers' topics
+    if broker.transaction_snapshots is not None:
+        broker.transaction_snapshots.forwarder = ForwardedSnapshots(me.http_url)
     await broker.start()
     orphans = PeriodicTask("orphan ledger cleaner", config.storage.orphan_ledger_check_interval_minutes * 60,
                            storage.delete_orphan_ledgers)
@@ -95,7 +98,8 @@ async def run_broker(config: BrokerConfig) -> None:
               *broker_stats_routes(lambda: registry.local_broker_data(reporter.current()), stats, window_s),
               *bundle_routes(ownership), *broker_routes(ownership, registry, config.cluster_name),
               *policy_event_routes(broker.topic_policies, lookup),
-              *txn_end_routes(LocalParticipants(broker), lookup)]
+              *txn_end_routes(LocalParticipants(broker), lookup),
+              *(txn_snapshot_routes(broker.transaction_snapshots, lookup) if broker.transaction_snapshots else ())]
     web = await start_web(broker, resources, [(web_socket, None)], middlewares, routes)
     await registry.register()
     await reporter.write_now()

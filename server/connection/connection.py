@@ -32,6 +32,7 @@ from server.topics.topic_name import TopicName
 from .keepalive import Keepalive
 from .send_refusal import refusal_of
 from .transactions import HANDLERS as TXN_HANDLERS
+from .txn_buffer import HANDLERS as TXN_BUFFER_HANDLERS
 from .unserved import refusal
 from .write_pressure import HIGH_WATER, WriteGate
 
@@ -612,4 +613,5 @@ _HANDLERS: dict[int, Callable[[Connection, Cmd, Frame], None]] = {
     Cmd.GET_SCHEMA: Connection._on_get_schema,
     Cmd.GET_OR_CREATE_SCHEMA: Connection._on_get_or_create_schema,
     **TXN_HANDLERS,
+    **TXN_BUFFER_HANDLERS,
 }

@@ -5,10 +5,10 @@ that says nothing. Transaction requests are refused in their own response forms 
 client's transaction code reads), with NotAllowed and the words of a Pulsar broker whose
 transaction coordinator is off, "Transactions are not enabled." (that broker sends them in an
 ERROR); with transactionCoordinatorEnabled=true, transactions.py serves the coordinator's
-requests instead (and refuses through here while it is false). Everything else (topic-list
-watchers, and commands only a broker sends) gets ERROR NotAllowed carrying the command's
-request id, or -1 when it has none. The connection stays open; each kind is logged once per
-interval, however often a client repeats it.
+requests and txn_buffer.py END_TXN_ON_PARTITION instead (both refuse through here while it is
+false). Everything else (topic-list watchers, and commands only a broker sends) gets ERROR
+NotAllowed carrying the command's request id, or -1 when it has none. The connection stays
+open; each kind is logged once per interval, however often a client repeats it.
 """
 
 from __future__ import annotations

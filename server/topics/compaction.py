@@ -10,6 +10,9 @@ topicCompactionRetainNullKey=true (Pulsar's default and option since 3.2). The r
 compacted_view.py); a durable "__compaction" cursor marks the horizon so retention keeps the
 log after it until the next compaction.
 
+Under transactions, it compacts up to the max-read position only, and leaves out what
+consumers never get (markers, aborted transactions' messages: `hidden`).
+
 Triggered on demand (Topic.compact(), for the admin API's PUT .../compaction) and by the
 compaction monitor (server/policies/compaction_monitor.py). The decompression runs in a worker
 thread, off the event loop, never on the SEND path.
@@ -20,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
-from typing import AsyncIterator, Iterable
+from typing import AsyncIterator, Callable, Iterable
 
 from managed_ledger.interfaces import ManagedLedger
 from managed_ledger.position import Entry, InitialPosition, Position
@@ -55,9 +58,11 @@ class CompactionInProgress(BrokerError):
 class TopicCompaction:
     """One topic's compaction: at most one run at a time, and the outcome of the last one."""
 
-    def __init__(self, ledger: ManagedLedger, retain_null_key: bool = False) -> None:
+    def __init__(self, ledger: ManagedLedger, retain_null_key: bool = False,
+                 hidden: Callable[[Entry], bool] | None = None) -> None:
         self._ledger = ledger
         self._retain_null_key = retain_null_key
+        self._hidden = hidden
         self.status = CompactionStatus.NOT_RUN
         self.last_error = ""
         self._task: asyncio.Task | None = None
@@ -75,7 +80,7 @@ class TopicCompaction:
 
     async def _run(self) -> None:
         try:
-            await compact(self._ledger, self._retain_null_key)
+            await compact(self._ledger, self._retain_null_key, self._hidden)
         except Exception as exc:
             log.exception("compacting %s failed", self._ledger.name)
             self.status, self.last_error = CompactionStatus.ERROR, str(exc)
@@ -88,8 +93,9 @@ class TopicCompaction:
             await asyncio.gather(self._task, return_exceptions=True)
 
 
-async def compact(ledger: ManagedLedger, retain_null_key: bool = False) -> None:
-    horizon = ledger.last_confirmed_entry
+async def compact(ledger: ManagedLedger, retain_null_key: bool = False,
+                  hidden: Callable[[Entry], bool] | None = None) -> None:
+    horizon = ledger.readable_end
     view = await ledger.compacted_view()
     if horizon.entry_id < 0 or (view is not None and view.horizon >= horizon):
         return
@@ -98,10 +104,10 @@ async def compact(ledger: ManagedLedger, retain_null_key: bool = False) -> None:
     start = ledger.next_position(view.horizon) if view is not None else ledger.first_position()
     loop = asyncio.get_running_loop()
     latest: Latest = {}
-    async for page in _pages(ledger, previous, start, horizon):
+    async for page in _pages(ledger, previous, start, horizon, hidden):
         await loop.run_in_executor(None, _note_latest, page, latest)
     kept: list[Entry] = []
-    async for page in _pages(ledger, previous, start, horizon):
+    async for page in _pages(ledger, previous, start, horizon, hidden):
         kept.extend(await loop.run_in_executor(None, _keep_latest, page, latest, retain_null_key))
     await ledger.install_compacted(kept, horizon)
     cursor.mark_delete(horizon)
@@ -110,8 +116,8 @@ async def compact(ledger: ManagedLedger, retain_null_key: bool = False) -> None:
              sum(1 for value in latest.values() if value is not None))
 
 
-async def _pages(ledger: ManagedLedger, previous: list[Entry], start: Position,
-                 horizon: Position) -> AsyncIterator[list[Entry]]:
+async def _pages(ledger: ManagedLedger, previous: list[Entry], start: Position, horizon: Position,
+                 hidden: Callable[[Entry], bool] | None) -> AsyncIterator[list[Entry]]:
     for first in range(0, len(previous), _PAGE):
         yield previous[first:first + _PAGE]
     position = start
@@ -119,7 +125,7 @@ async def _pages(ledger: ManagedLedger, previous: list[Entry], start: Position,
         entries = [e for e in await ledger.read_entries(position, _PAGE) if e.position <= horizon]
         if not entries:
             return
-        yield entries
+        yield entries if hidden is None else [e for e in entries if not hidden(e)]
         position = ledger.next_position(entries[-1].position)
 
 

@@ -15,11 +15,13 @@ from protocol import pulsar_api_pb2 as pb
 from protocol.codec import Send
 from protocol.entry import read_metadata
 from protocol.receipts import ReceiptEncoder, receipt_encoder
+from server.errors import NotAllowed
 
 from .deduplication import DedupStatus, MessageDeduplication, is_last_chunk_or_whole
 
 if TYPE_CHECKING:
     from managed_ledger.position import Position
+    from server.transactions.interfaces import TxnID
 
     from .interfaces import ClientConnection
     from .topic_base import TopicBase
@@ -71,7 +73,20 @@ class Producer:
             for send in sends:
                 self._publish_one(send)
 
-    def _publish_one(self, send: Send) -> None:
+    def publish_txn(self, send: Send, txn: "TxnID") -> None:
+        """A transaction's SEND: its topic's transaction buffer stores it (refused where there is
+        none, or where the transaction ended already), deduplicated as any SEND."""
+        buffer = self.topic.transaction_buffer
+        refusal = buffer.refusal(txn) if buffer is not None else NotAllowed(
+            "Transactions are not enabled." if self.topic.name.persistent
+            else "Transactional messages are not supported on non-persistent topics")
+        if refusal is not None:
+            self.connection.publish_completed(len(send.entry), 1)
+            self.connection.write(commands.send_error(self.producer_id, send.sequence_id, refusal.code, str(refusal)))
+            return
+        self._publish_one(send, txn)
+
+    def _publish_one(self, send: Send, txn: "TxnID | None" = None) -> None:
         deduplication = self.topic.deduplication
         if deduplication is not None and send.is_chunk and not is_last_chunk_or_whole(read_metadata(send.entry)):
             deduplication = None
@@ -87,7 +102,12 @@ class Producer:
                 self.producer_id, send.sequence_id, pb.PersistenceError,
                 "An earlier message failed to persist; reconnect to resend in order"))
             return
-        self._append([send], deduplication)
+        if txn is None:
+            self._append([send], deduplication)
+            return
+        self._appended += 1
+        self.topic.transaction_buffer.append(send.entry, send.num_messages, txn,
+                                             partial(self._persisted, [send], deduplication))
 
     def _append(self, sends: list[Send], tracked: "MessageDeduplication | None") -> None:
         """tracked: the deduplication that checked the SEND (of a run of one), told the outcome

@@ -58,7 +58,7 @@ class Topic(TopicBase):
             sub_name: Subscription(self, sub_name, cursor)
             for sub_name, cursor in ledger.cursors.items() if sub_name not in INTERNAL_CURSORS
         }
-        self.compaction = TopicCompaction(ledger, broker.config.topic_compaction_retain_null_key)
+        self.compaction = TopicCompaction(ledger, broker.config.topic_compaction_retain_null_key, self._hidden)
         self.stats = TopicStats()
         self.policies: dict[str, Any] = {}
         config = broker.config
@@ -71,6 +71,8 @@ class Topic(TopicBase):
         #: Whether the policy in force wants deduplication; _deduplication_switch makes it so.
         self._deduplication_wanted = deduplication is not None
         self._deduplication_switch = CoalescedTask(self._switch_deduplication)
+        #: Appends waiting for hold_appends to end (None: appends go straight to the ledger).
+        self._held: list[tuple[list[bytes], int, Callable]] | None = None
 
     @classmethod
     async def load(cls, broker: "TopicBroker", name: TopicName, ledger: ManagedLedger,
@@ -129,12 +131,33 @@ class Topic(TopicBase):
         """Append a run of entries holding num_messages in all; on_done(first position, None)
         once they are durable (the rest follow it), in arrival order. On a terminated topic
         on_done gets ManagedLedgerTerminatedError."""
+        if self._held is not None:
+            self._held.append((entries, num_messages, on_done))
+            return
         if not self.ledger.terminated:
             size = sum(map(len, entries))
             self.stats.published(num_messages, size)
             if self.publish_limits:
                 self.count_against_publish_limits(num_messages, size)
         self.ledger.append_run(entries, on_done)
+
+    def hold_appends(self) -> None:
+        """Appends wait, in arrival order, until release_appends (while the transaction buffer
+        takes its first snapshot, so that a producer's receipts keep its order)."""
+        if self._held is None:
+            self._held = []
+
+    def release_appends(self, dropped: Callable[[Any], bool]) -> None:
+        """Append what waited, but the runs whose on_done `dropped` names (their owner fails them)."""
+        held, self._held = self._held or [], None
+        for entries, num_messages, on_done in held:
+            if not dropped(on_done):
+                self.publish(entries, num_messages, on_done)
+
+    def _hidden(self, entry: Entry) -> bool:
+        """Never given to consumers: a transaction marker, an aborted transaction's entry."""
+        buffer = self.transaction_buffer
+        return buffer is not None and buffer.hides_entry(entry)
 
     def holds_data(self) -> bool:
         return self.ledger.total_size > 0
@@ -274,6 +297,12 @@ class Topic(TopicBase):
 
     async def last_message_id(self) -> tuple[Position, int]:
         """(last entry, its largest batch index or -1): what GET_LAST_MESSAGE_ID answers."""
+        buffer = self.transaction_buffer
+        if buffer is not None:   # the last one consumers may get: no marker, nothing aborted or open
+            found = await buffer.last_dispatchable()
+            if found is None:   # as for an empty topic
+                return Position(self.ledger.readable_end.ledger_id, -1), -1
+            return found.position, largest_batch_index(found)
         last = self.ledger.last_confirmed_entry
         if last.entry_id < 0:
             return last, -1
@@ -301,7 +330,8 @@ class Topic(TopicBase):
         for subscription in self.subscriptions.values():
             subscription.close()
         await self._deduplication_switch.stop()
-        parts = [("deduplication snapshot", self.deduplication.close) if self.deduplication else None,
+        parts = [("transaction buffer", self.transaction_buffer.close) if self.transaction_buffer else None,
+                 ("deduplication snapshot", self.deduplication.close) if self.deduplication else None,
                  ("compaction", self.compaction.close), ("managed ledger", self.ledger.close)]
         for part, close in filter(None, parts):
             try:

@@ -195,7 +195,9 @@ class Subscription:
 
     def expire_up_to(self, position: Position) -> bool:
         """Message TTL: acknowledge everything up to position on behalf of the consumers
-        (what they hold of it is forgotten). False when it was acknowledged already."""
+        (what they hold of it is forgotten), never past the max-read position. False when it was
+        acknowledged already."""
+        position = min(position, self.topic.ledger.readable_end)
         if position <= self.cursor.mark_delete_position:
             return False
         self.cursor.mark_delete(position)
@@ -264,8 +266,9 @@ class Subscription:
         self.topic.stats.dispatched(messages, size)
 
     def clear_backlog(self) -> None:
-        """Acknowledge everything published so far (admin skip_all / clear-backlog)."""
-        last = self.topic.ledger.last_confirmed_entry
+        """Acknowledge everything published so far (admin skip_all / clear-backlog), up to the
+        max-read position: an open transaction's entries are not skipped before they are seen."""
+        last = self.topic.ledger.readable_end
         if last.entry_id >= 0 and last > self.cursor.mark_delete_position:
             self.cursor.mark_delete(last)
         self.notify_if_end_reached()
