@@ -44,6 +44,7 @@ from .topics.topic import Topic, delete_topic_state
 from .topics.topic_name import TopicName
 from .transactions.coordinator.service import TRANSACTION_COORDINATOR_ASSIGN, TransactionCoordinators
 from .transactions.participants import LocalParticipants
+from .transactions.pending_ack.store import log_name as pending_ack_log_name
 
 log = logging.getLogger(__name__)
 _repeats = RepeatLimitedLog(log)   # clients retry a topic that cannot load: one line per interval
@@ -309,13 +310,24 @@ class BrokerService:
         if loaded is not None and not force and (
                 loaded.producers or any(s.consumers for s in loaded.subscriptions.values())):
             raise NotAllowed("Topic has active producers/subscriptions")
+        pending_ack_logs = await self._pending_ack_logs(name)
         await self.unload_topic(name)
         if name.persistent:
             await self.storage.delete_ledger(str(name))
+            for log_name in pending_ack_logs:
+                await self.storage.delete_ledger(log_name)
             await delete_topic_state(self.metadata, name)
         if name.partition_index < 0 and not is_system_topic(name):
             await self.topic_policies.remove(name)
         log.info("deleted topic %s", name)
+
+    async def _pending_ack_logs(self, name: TopicName) -> list[str]:
+        """The pending-ack logs its subscriptions may have (with transactions on), which go
+        with the topic, as Pulsar deletes each subscription's."""
+        if not (name.persistent and self.config.transaction_coordinator_enabled):
+            return []
+        topic = await self.get_topic(name, create=False)
+        return [pending_ack_log_name(str(name), sub) for sub in topic.subscriptions]
 
     # -- partitioned topics -----------------------------------------------------------------
 
