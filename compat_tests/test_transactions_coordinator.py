@@ -8,7 +8,6 @@ transaction buffer and pending acks; here it is the coordinator's own state.
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
@@ -16,6 +15,7 @@ import pytest
 from compat_tests.admin_http import AdminHttp
 from compat_tests.raw_requests import RawConnection
 from compat_tests.toolchains import marked_java_scenarios, run_program
+from protocol import commands
 from protocol import pulsar_api_pb2 as pb
 
 Cmd = pb.BaseCommand
@@ -33,7 +33,9 @@ class Coordinator:
         connected = self.raw.connect(pb.CommandConnect(client_version="compat", protocol_version=21))
         assert connected is not None and connected.type == Cmd.CONNECTED
         self._ids = iter(range(1, 1 << 30))
-        if connect_tc:
+        if connect_tc:   # as the clients do: look the coordinator up (Pulsar serves it only then)
+            self.call(Cmd(type=Cmd.LOOKUP, lookupTopic=pb.CommandLookupTopic(
+                topic=f"{ASSIGN}-partition-{tc_id}", request_id=next(self._ids))))
             assert self.tc_connect(tc_id).tcClientConnectResponse.error == 0
 
     def call(self, command: Cmd) -> Cmd:
@@ -85,6 +87,13 @@ def coordinator(txn_broker):
     tc = Coordinator(txn_broker)
     yield tc
     tc.close()
+
+
+def error_of(reply: Cmd) -> tuple[int, str]:
+    """A refusal's code and words: in the request's own response form (pulsard), or in an ERROR
+    (Pulsar, for transaction requests while transactions are off)."""
+    body = reply.error if reply.type == Cmd.ERROR else commands.body_of(reply)
+    return body.error, body.message
 
 
 def until(condition, what: str):
@@ -186,11 +195,49 @@ def test_disabled_is_a_clean_refusal(broker):
         answer = tc.call(Cmd(type=Cmd.PARTITIONED_METADATA, partitionMetadata=pb.CommandPartitionedTopicMetadata(
             topic=ASSIGN, request_id=99)))
         assert answer.partitionMetadataResponse.partitions == 0
-        refused = tc.tc_connect().tcClientConnectResponse
-        assert (refused.error, refused.message) == (pb.NotAllowedError, "Transactions are not enabled.")
-        assert tc.new_txn().error == pb.NotAllowedError
+        assert error_of(tc.tc_connect()) == (pb.NotAllowedError, "Transactions are not enabled.")
+        assert error_of(tc.call(Cmd(type=Cmd.NEW_TXN, newTxn=pb.CommandNewTxn(request_id=7))))[0] == pb.NotAllowedError
     finally:
         tc.close()
+
+
+# -- admin v3 ---------------------------------------------------------------------------------
+
+def test_admin_coordinator_stats_and_transaction_metadata(coordinator, txn_broker):
+    admin = AdminHttp(txn_broker.web_url)
+    txn = coordinator.begin(ttl_ms=45000)
+    topic = "persistent://public/default/admin-txn"
+    assert coordinator.add_partition(txn, topic).error == 0
+    assert coordinator.add_subscription(txn, topic, "sub").error == 0
+    try:
+        stats = admin.get("/admin/v3/transactions/coordinatorStats").json()
+        assert set(stats) == {"0"}
+        assert set(stats["0"]) == {"state", "leastSigBits", "lowWaterMark", "ongoingTxnSize",
+                                   "recoverStartTime", "recoverEndTime"}
+        assert stats["0"]["state"] == "Ready" and stats["0"]["leastSigBits"] >= txn[1]
+        assert stats["0"]["ongoingTxnSize"] >= 1 and stats["0"]["lowWaterMark"] < txn[1]
+        assert admin.get("/admin/v3/transactions/coordinatorStats", coordinatorId=0).json() == stats["0"]
+        assert admin.get("/admin/v3/transactions/coordinatorStats", coordinatorId=3).status_code == 404
+
+        meta = admin.get(f"/admin/v3/transactions/transactionMetadata/{txn[0]}/{txn[1]}").json()
+        assert meta["txnId"] == f"({txn[0]},{txn[1]})" and meta["status"] == "OPEN"
+        assert meta["timeoutAt"] == 45000 and meta["openTimestamp"] > 0
+        assert list(meta["producedPartitions"]) == [topic]
+        assert list(meta["ackedPartitions"]) == [topic] and list(meta["ackedPartitions"][topic]) == ["sub"]
+
+        slow = admin.get("/admin/v3/transactions/slowTransactions/0").json()
+        assert f"({txn[0]},{txn[1]})" in slow
+        assert admin.get("/admin/v3/transactions/slowTransactions/3600000").json() == {}
+    finally:
+        assert coordinator.end(txn, pb.ABORT).error == 0
+    assert admin.get(f"/admin/v3/transactions/transactionMetadata/{txn[0]}/{txn[1]}").status_code == 404
+    assert admin.get("/admin/v3/transactions/transactionBufferStats/public/default/no-such-topic").status_code == 404
+
+
+def test_admin_refuses_when_disabled(broker):
+    response = AdminHttp(broker.web_url).get("/admin/v3/transactions/coordinatorStats")
+    assert (response.status_code, response.json()["reason"]) == (
+        503, "This Broker is not configured with transactionCoordinatorEnabled=true.")
 
 
 # -- restarts and kill -9 ---------------------------------------------------------------------
@@ -265,13 +312,12 @@ def test_commit_logged_before_kill9_is_finished_at_restart(make_broker, monkeypa
     broker.proc.wait(timeout=10)
     monkeypatch.delenv("PULSARD_CRASH_AT")
     broker.restart()
+    admin = AdminHttp(broker.web_url)
+    until(lambda: 'pulsar_txn_committed_total{cluster="standalone",coordinator_id="0"} 1'
+          in admin.get("/metrics").text, "recovery finished the commit, before any client came")
+    assert 'pulsar_txn_aborted_total{cluster="standalone",coordinator_id="0"} 0' in admin.get("/metrics").text
     tc = Coordinator(broker)
     try:
-        aborting = tc.end(txn, pb.ABORT)
-        assert aborting.error in (pb.InvalidTxnStatus, pb.TransactionNotFound), aborting
-        until(lambda: tc.end(txn, pb.COMMIT).error == pb.TransactionNotFound, "recovery finished the commit")
-        metrics = AdminHttp(broker.web_url).get("/metrics").text
-        assert 'pulsar_txn_committed_total{cluster="standalone",coordinator_id="0"} 1' in metrics
-        assert 'pulsar_txn_aborted_total{cluster="standalone",coordinator_id="0"} 0' in metrics
+        assert tc.end(txn, pb.ABORT).error == pb.TransactionNotFound
     finally:
         tc.close()

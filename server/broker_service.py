@@ -108,8 +108,9 @@ class BrokerService:
         self.rate_limits = BrokerRateLimits(config, self.resource_groups)
         #: The transaction coordinators (transactionCoordinatorEnabled), else None.
         self.transactions: TransactionCoordinators | None = None
+        #: How the coordinators reach topics (a cluster broker adds the way to other brokers').
+        self.participants = LocalParticipants(self)
         if config.transaction_coordinator_enabled:
-            self.participants = LocalParticipants(self)
             self.transactions = TransactionCoordinators(
                 storage, self.metadata, self, self.participants, config.max_active_transactions_per_coordinator,
                 config.transaction_buffer_client_operation_timeout_in_mills / 1000)

@@ -51,6 +51,8 @@ async def run_standalone(config: BrokerConfig) -> None:
     await broker.start()
     resources = AdminResources(broker)
     await resources.bootstrap()   # the default namespaces exist before any client is served
+    if broker.transactions is not None:
+        await broker.transactions.recover_served()
     servers = [await loop.create_server(lambda: Connection(broker), sock=sock, backlog=BACKLOG, ssl=context)
                for sock, context in ((ports.broker, None), (ports.broker_tls, tls and tls.context)) if sock]
     web = await start_web(broker, resources, [(ports.web, None), (ports.web_tls, tls and tls.context)])

@@ -8,7 +8,7 @@ from server.transactions.coordinator.service import CLUSTER_COORDINATORS, STANDA
 from server.web import RouteDef
 
 from . import (brokers, clusters, health_check, namespaces, permissions, resource_groups, schemas, subscriptions,
-               tenants, topic_policies, topics)
+               tenants, topic_policies, topics, transactions)
 from .topic_access import TopicAccess
 
 
@@ -46,4 +46,5 @@ def admin_routes(broker: BrokerService, resources: AdminResources) -> list[Route
         *subscriptions.routes(resources.topics),
         *topics.routes(resources.topics),
         *topic_policies.routes(resources.topics),
+        *transactions.routes(broker, resources.topics),
     ]

@@ -22,6 +22,7 @@ from server.gc_tuning import collect_rarely
 from server.policies.periodic import PeriodicTask
 from server.malloc_tuning import return_large_buffers_to_the_system
 from server.standalone import BACKLOG, listening_socket, serve_until_signalled
+from server.transactions.participants import LocalParticipants
 
 from server.loadbalance.leader_election import LeaderElection
 from server.loadbalance.load_manager import LoadManager
@@ -37,6 +38,7 @@ from .load_actions import AdminActions
 from .load_routes import broker_stats_routes, leader_routes, split_routes
 from .ownership import Ownership
 from .policy_events import ForwardedEvents, policy_event_routes
+from .txn_forwarding import ForwardedParticipants, txn_end_routes
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +80,7 @@ async def run_broker(config: BrokerConfig) -> None:
     leader = LeaderElection(store, me.broker_id, me.http_url, load_manager.leadership_changed)
     lookup = broker.lookup = ClusterLookup(broker, ownership, registry, leader, load_manager)
     broker.topic_policies.forwarder = ForwardedEvents(me.http_url)
+    broker.participants.remote = ForwardedParticipants(me.http_url)   # coordinators reach other brokers' topics
     await broker.start()
     orphans = PeriodicTask("orphan ledger cleaner", config.storage.orphan_ledger_check_interval_minutes * 60,
                            storage.delete_orphan_ledgers)
@@ -90,7 +93,8 @@ async def run_broker(config: BrokerConfig) -> None:
     routes = [*leader_routes(leader), *split_routes(broker, ownership, lookup, balancing.default_split_algorithm),
               *broker_stats_routes(lambda: registry.local_broker_data(reporter.current()), stats, window_s),
               *bundle_routes(ownership), *broker_routes(ownership, registry, config.cluster_name),
-              *policy_event_routes(broker.topic_policies, lookup)]
+              *policy_event_routes(broker.topic_policies, lookup),
+              *txn_end_routes(LocalParticipants(broker), lookup)]
     web = await start_web(broker, resources, [(web_socket, None)], middlewares, routes)
     await registry.register()
     await reporter.write_now()

@@ -80,6 +80,16 @@ class TransactionCoordinators:
 
     # -- coordinators ------------------------------------------------------------------------
 
+    async def recover_served(self) -> None:
+        """At start: open (and recover) the coordinators this broker serves already, so that a
+        transaction caught committing at a crash ends without waiting for a client (standalone:
+        all of them; a cluster broker serves none yet, and opens each on its first connect)."""
+        for tc_id in range(self.count):
+            try:
+                await self.connect(tc_id)
+            except ServiceNotReady:
+                continue
+
     async def connect(self, tc_id: int) -> None:
         """TC_CLIENT_CONNECT: this broker serves coordinator tc_id, opened and recovered."""
         if not 0 <= tc_id < self.count:
@@ -136,7 +146,8 @@ class TransactionCoordinators:
         log.info("transaction coordinator %d closed", tc_id)
 
     async def close(self) -> None:
-        for task in list(self._tasks):
+        """Ends under way stop here; the next start finishes them (they are logged)."""
+        for task in [*self._tasks, *self._ending.values()]:
             task.cancel()
         for tc_id in list(self.stores):
             await self._close(tc_id)

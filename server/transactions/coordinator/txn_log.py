@@ -3,7 +3,7 @@ MLTransactionLogImpl keeps `persistent://pulsar/system/__transaction_log_{tc}`.
 
 A record is durable when append() returns (the coordinator answers only then). A transaction
 that ends has its records acknowledged on the log's cursor, so the ledgers that hold only ended
-transactions are trimmed; replay reads what the cursor has not acknowledged.
+transactions are trimmed (the managed ledger does so as the cursor persists); replay reads what the cursor has not acknowledged.
 
 Transaction ids are never reused, even after every record that named them was trimmed: ids are
 reserved in blocks in the metadata store (one write per BLOCK transactions), and a restart
@@ -101,10 +101,6 @@ class TransactionLog:
             self._reserved_version = await self._metadata.put(self._path, str(target).encode(),
                                                               self._reserved_version)
             self._reserved = target
-
-    async def trim(self) -> None:
-        await self._cursor.flush()
-        await self.ledger.trim()
 
     async def close(self) -> None:
         await self._cursor.flush()

@@ -99,6 +99,41 @@ public final class CoordinatorScenarios {
         }
     }
 
+    /**
+     * Transactions producing to two topics each (TXN_TOPICS, comma-separated, else two new
+     * ones): in a cluster, topics served by two brokers, and coordinators on both.
+     */
+    @CoordinatorScenario
+    public static void coordinatorCommitsAcrossTopics(Ctx ctx) throws Exception {
+        String named = System.getenv("TXN_TOPICS");
+        String[] topics = named != null ? named.split(",")
+                : new String[] {Ctx.topic("txn-across-a"), Ctx.topic("txn-across-b")};
+        try (PulsarClient client = transactional(ctx.serviceUrl);
+             Producer<byte[]> first = client.newProducer().topic(topics[0]).sendTimeout(0, TimeUnit.SECONDS).create();
+             Producer<byte[]> second = client.newProducer().topic(topics[1]).sendTimeout(0, TimeUnit.SECONDS).create();
+             Consumer<byte[]> consumer = client.newConsumer().topic(topics[1]).subscriptionName("across")
+                     .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest).subscribe()) {
+            Set<TxnID> ids = new HashSet<>();
+            for (int i = 0; i < 20; i++) {
+                Transaction txn = begin(client);
+                ids.add(txn.getTxnID());
+                first.newMessage(txn).value(bytes("first-" + i)).send();
+                second.newMessage(txn).value(bytes("second-" + i)).send();
+                txn.commit().get(20, TimeUnit.SECONDS);
+                expectEqual("state of transaction " + i, Transaction.State.COMMITTED, txn.getState());
+            }
+            Set<Long> coordinators = new HashSet<>();
+            ids.forEach(id -> coordinators.add(id.getMostSigBits()));
+            System.out.println("DETAIL coordinatorCommitsAcrossTopics coordinators used: " + coordinators);
+            for (int i = 0; i < 20; i++) {
+                Message<byte[]> message = consumer.receive(Ctx.RECEIVE_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+                check(message != null, "committed message " + i + " did not arrive");
+                expectEqual("message " + i, "second-" + i, text(message));
+                consumer.acknowledge(message);
+            }
+        }
+    }
+
     @CoordinatorScenario
     public static void coordinatorDisabledRefusesTransactions(Ctx ctx) throws Exception {
         try (PulsarClient client = transactional(ctx.partitionedServiceUrl)) {
