@@ -105,7 +105,7 @@ class ManagedCursorImpl:
         return -1 if ledger_id is None else ledger_id
 
     def has_more_entries(self) -> bool:
-        return self.read_position <= self._ledger.last_confirmed_entry
+        return self.read_position <= self._ledger.readable_end
 
     def seek(self, read_position: Position) -> None:
         self._read_position = self._ledger.resolve_start(read_position)
@@ -117,7 +117,7 @@ class ManagedCursorImpl:
 
     def backlog(self) -> int:
         ledgers = self._ledger.ledger_list
-        pending = ledgers.count_between(self._mark_delete, self._ledger.last_confirmed_entry)
+        pending = ledgers.count_between(self._mark_delete, self._ledger.readable_end)
         return max(0, pending - len(self._acked))
 
     # ---- activity ------------------------------------------------------------------------
@@ -147,7 +147,7 @@ class ManagedCursorImpl:
         """Entries from the read position to the last one (Pulsar's getNumberOfEntries)."""
         position = self.read_position
         return self._ledger.ledger_list.count_between(
-            Position(position.ledger_id, position.entry_id - 1), self._ledger.last_confirmed_entry)
+            Position(position.ledger_id, position.entry_id - 1), self._ledger.readable_end)
 
     # ---- reads ---------------------------------------------------------------------------
 
@@ -198,7 +198,7 @@ class ManagedCursorImpl:
     async def _read_available(self, max_entries: int) -> list[Entry]:
         """Read up to max_entries non-deleted entries from the read position, then move it."""
         ledgers = self._ledger.ledger_list
-        last_confirmed = self._ledger.last_confirmed_entry
+        last_confirmed = self._ledger.readable_end
         position = self.read_position
         runs: list[tuple[int, int, int]] = []
         wanted = max_entries

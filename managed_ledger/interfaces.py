@@ -113,6 +113,16 @@ class ManagedLedger(Protocol):
         """Last durable entry; (current ledger, -1) on a ledger that never held an entry."""
 
     @property
+    def readable_end(self) -> Position:
+        """The last entry cursors may read: the last confirmed one, or the read limit when
+        that is short of it."""
+
+    def set_read_limit(self, limit: Position | None) -> None:
+        """Stop cursors' reads (and their backlogs) at limit (a topic's max-read position, before
+        an open transaction's first entry); None: at the last confirmed entry. Waiting reads
+        are woken when it moves."""
+
+    @property
     def number_of_entries(self) -> int: ...
 
     @property

@@ -101,6 +101,8 @@ class ManagedLedgerImpl:
         self._cursors = CursorRegistry(self, store, self._path,
                                        bookkeeper if config.uses_bookkeeper_cluster else None)
         self._waiters: set[asyncio.Future[bool]] = set()
+        #: Where cursors stop reading when short of the last confirmed entry (set_read_limit).
+        self._read_limit: Position | None = None
         self._trimming = CoalescedTask(self._trim_consumed_ledgers)
         self._compacted: CompactedLedger | None = None
         self._compacted_view: CompactedView | None = None
@@ -129,6 +131,17 @@ class ManagedLedgerImpl:
     @property
     def last_confirmed_entry(self) -> Position:
         return self._last_confirmed
+
+    @property
+    def readable_end(self) -> Position:
+        limit, last = self._read_limit, self._last_confirmed
+        return last if limit is None or limit > last else limit
+
+    def set_read_limit(self, limit: Position | None) -> None:
+        if limit != self._read_limit:
+            self._read_limit = limit
+            if self._waiters:
+                self._wake_waiters(True)
 
     @property
     def closing(self) -> bool:

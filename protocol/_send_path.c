@@ -7,10 +7,12 @@
  * SEND of the shape below. Python (protocol/codec.py) decodes that frame as before, so
  * this file never raises a protocol error and never decides one: it accepts only frames
  * that the Python path would decode to exactly the same tuple without error, and leaves
- * everything else (unknown or repeated fields, transactions' message ids, metadata with
- * encryption keys, odd varints, bad UTF-8, a missing required field...) to it.
+ * everything else (unknown or repeated fields, a transaction's id (its SENDs go to the
+ * broker's transactional path), metadata with encryption keys, odd varints, bad UTF-8, a missing
+ * required field...) to it.
  *
- * The shape: BaseCommand {type = SEND, send}, CommandSend of scalar fields 1-8, then an entry
+ * The shape: BaseCommand {type = SEND, send}, CommandSend of scalar fields 1-8 but the txnid
+ * bits (4, 5), then an entry
  * [u16 0x0e01][u32 crc32c][u32 metaSize][MessageMetadata][payload] whose metadata holds only
  * scalar, string and bytes fields and KeyValue properties. A checksum mismatch is reported
  * (checksum_ok False) without looking at the metadata, as the Python path does.
@@ -167,14 +169,16 @@ typedef struct {
     int is_chunk;
 } send_fields;
 
-/* CommandSend of scalar fields only (no message_id), each at most once, required ones set. */
+/* CommandSend of scalar fields only (no message_id, no txnid bits), each at most once, required
+ * ones set. */
 static int read_send(reader r, send_fields *send) {
     unsigned seen = 0;
     uint32_t number, wire;
     uint64_t value;
     *send = (send_fields){.num_messages = 1};
     while (r.p < r.end) {
-        if (!read_tag(&r, &number, &wire) || number < 1 || number > 8 || wire != WT_VARINT
+        if (!read_tag(&r, &number, &wire) || number < 1 || number > 8 || number == 4 || number == 5
+                || wire != WT_VARINT
                 || (seen & (1u << number)) || !read_varint(&r, &value))
             return 0;
         seen |= 1u << number;
@@ -184,7 +188,7 @@ static int read_send(reader r, send_fields *send) {
         case 3: send->num_messages = (int32_t)(uint32_t)value; break;
         case 6: send->highest_sequence_id = value; break;
         case 7: send->is_chunk = value != 0; break;
-        default: break;   /* txnid bits and marker: not read by the broker */
+        default: break;   /* marker: not read by the broker */
         }
     }
     if ((seen & 6) != 6)

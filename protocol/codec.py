@@ -12,7 +12,10 @@ A SEND decodes to a ``Send`` tuple rather than a ``Frame``: it is every unbatche
 and the broker reads only a few of its fields. The optional native module ``_send_path``
 decodes plain SENDs in C (a third of the broker's CPU per unbatched message went to decoding
 in Python); whatever it leaves, and everything when it is missing (``protocol.native``), is
-decoded here, to the same tuples.
+decoded here, to the same tuples. A transactional SEND (one whose CommandSend carries a
+transaction id) is the exception: it stays a ``Frame``, for the broker's handler of
+transactional sends, which turns it into a ``Send`` with ``send_of`` (plain SENDs never pay
+for transactions).
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from protocol.entry import entry_from_frame_payload, read_metadata
 from protocol.errors import ProtocolError
 from protocol.native import send_path
 
-__all__ = ["Frame", "FrameDecoder", "ProtocolError", "Send", "encode_command", "encode_payload_frame"]
+__all__ = ["Frame", "FrameDecoder", "ProtocolError", "Send", "encode_command", "encode_payload_frame", "send_of",
+           "is_transactional"]
 
 #: scan_sends(chunk, offset, max_frame_size, Send, out) -> offset of the first frame not taken.
 _scan_sends = send_path.scan_sends if send_path is not None else None
@@ -240,12 +244,23 @@ def _parse_frame(frame: memoryview) -> Frame | Send:
         raise ProtocolError(f"BaseCommand lacks required fields: {missing}")
     if kind in PAYLOAD_COMMANDS:
         entry, checksum_ok = entry_from_frame_payload(frame[cmd_end:])
-        if kind == pb.BaseCommand.SEND:
+        if kind == pb.BaseCommand.SEND and not is_transactional(command.send):
             return _send_of(command.send, entry, checksum_ok)
         return Frame(command, entry, checksum_ok)
     if cmd_end < len(frame):
         raise ProtocolError(f"{pb.BaseCommand.Type.Name(kind)} frame carries {len(frame) - cmd_end} stray bytes")
     return Frame(command)
+
+
+def is_transactional(send: pb.CommandSend) -> bool:
+    """As Pulsar's ServerCnx: a SEND is a transaction's when it carries both halves of its id."""
+    return send.HasField("txnid_most_bits") and send.HasField("txnid_least_bits")
+
+
+def send_of(frame: Frame) -> Send:
+    """The ``Send`` of a transactional SEND's frame (what the refusal checks and producers take)."""
+    assert frame.entry is not None
+    return _send_of(frame.command.send, frame.entry, frame.checksum_ok)
 
 
 def _send_of(send: pb.CommandSend, entry: bytes, checksum_ok: bool) -> Send:

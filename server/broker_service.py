@@ -43,6 +43,8 @@ from .topics.schema_registry import SchemaRegistry
 from .topics.topic import Topic, delete_topic_state
 from .topics.topic_name import TopicName
 from .transactions.coordinator.service import TRANSACTION_COORDINATOR_ASSIGN, TransactionCoordinators
+from .transactions.buffer.buffer import SnapshotRule, TopicTransactionBuffer
+from .transactions.buffer.snapshots import TopicSnapshots
 from .transactions.participants import LocalParticipants
 from .transactions.pending_ack.store import log_name as pending_ack_log_name
 
@@ -114,6 +116,10 @@ class BrokerService:
             self.transactions = TransactionCoordinators(
                 storage, self.metadata, self, self.participants, config.max_active_transactions_per_coordinator,
                 config.transaction_buffer_client_operation_timeout_in_mills / 1000)
+        #: The topics' transaction buffer snapshots (while transactions are enabled).
+        self.transaction_snapshots = TopicSnapshots(self) if config.transaction_coordinator_enabled else None
+        self._snapshot_rule = SnapshotRule(config.transaction_buffer_snapshot_max_transaction_count,
+                                           config.transaction_buffer_snapshot_min_time_in_millis / 1000)
         self._chores = [RetentionMonitor(self), MessageExpiryMonitor(self), self.backlog_quotas.monitor,
                         CompactionMonitor(self), InactiveTopicMonitor(self), NamespacePoliciesWatch(self),
                         TopicPoliciesWatch(self.topic_policies, lambda: {t.namespace for t in self.loaded_topic_names()}),
@@ -203,6 +209,9 @@ class BrokerService:
             raise PersistenceError(f"Failed to load topic {name}: {exc}") from exc
         try:
             topic = await Topic.load(self, name, ledger, deduplication_on(view, self.config))
+            if self.transaction_snapshots is not None and not is_system_topic(name):
+                topic.transaction_buffer = await TopicTransactionBuffer.load(
+                    topic, self.transaction_snapshots, self._snapshot_rule)
             apply_policies(topic, view, self.config, self.rate_limits)
             self._check_served(name)   # its bundle may have been released, or the session lost, meanwhile
         except BaseException:
@@ -214,7 +223,12 @@ class BrokerService:
     async def change_events(self, namespace: str, create: bool) -> Topic | None:
         """The namespace's `__change_events` topic (topic policies), loaded, when this broker
         serves it; None when another broker does, or when it does not exist and create is False."""
-        name = change_events_topic(namespace)
+        return await self.system_topic(change_events_topic(namespace), create)
+
+    async def system_topic(self, name: TopicName, create: bool) -> Topic | None:
+        """A namespace's system topic (`__change_events`, `__transaction_buffer_snapshot`),
+        loaded, when this broker serves it; None when another broker does, or when it does not
+        exist and create is False."""
         if not self._serves(name) or (not create and str(name) not in self._topics and not await self._exists(name)):
             return None
         try:

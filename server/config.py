@@ -134,6 +134,12 @@ class BrokerConfig:
     #: How long a coordinator waits for one participant to end a transaction before it retries.
     transaction_buffer_client_operation_timeout_in_mills: int = field(
         default=3000, metadata=conf_key("transactionBufferClientOperationTimeoutInMills"))
+    #: A topic's transaction buffer snapshot (server/transactions/buffer/) is taken after this
+    #: many moves of its max-read position, and at most this often otherwise.
+    transaction_buffer_snapshot_max_transaction_count: int = field(
+        default=1000, metadata=conf_key("transactionBufferSnapshotMaxTransactionCount"))
+    transaction_buffer_snapshot_min_time_in_millis: int = field(
+        default=5000, metadata=conf_key("transactionBufferSnapshotMinTimeInMillis"))
     #: dataDir, the managedLedger* keys, default retention and the bookie's bookkeeper.conf keys.
     storage: StorageConfig = field(
         default_factory=lambda: StorageConfig(Path("./data"), min_ledger_rollover_minutes=10.0))

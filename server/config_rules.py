@@ -36,7 +36,8 @@ _POSITIVE_KEYS = ("maxMessageSize", "defaultNumPartitions", "keepAliveIntervalSe
                   "subscribeRatePeriodPerConsumerInSecond",
                   "loadBalancerReportUpdateMinIntervalMillis", "loadBalancerResourceQuotaUpdateIntervalMinutes",
                   "loadBalancerSplitIntervalMinutes", "loadBalancerSheddingIntervalMinutes",
-                  "loadBalancerNamespaceMaximumBundles", "transactionBufferClientOperationTimeoutInMills")
+                  "loadBalancerNamespaceMaximumBundles", "transactionBufferClientOperationTimeoutInMills",
+                  "transactionBufferSnapshotMaxTransactionCount", "transactionBufferSnapshotMinTimeInMillis")
 _NON_NEGATIVE_KEYS = ("maxActiveTransactionsPerCoordinator",)
 
 

@@ -10,7 +10,8 @@ from google.protobuf.message import EncodeError
 
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
-from protocol.codec import Frame, FrameDecoder, ProtocolError, Send, encode_command, encode_payload_frame
+from protocol.codec import (Frame, FrameDecoder, ProtocolError, Send, encode_command, encode_payload_frame,
+                            is_transactional, send_of)
 from protocol.entry import make_entry
 from protocol.tests.framing import (MAX_FRAME, decode_all, entry_around, flow_frame, kind, metadata, raw_frame,
                                     send_command, send_frame)
@@ -195,6 +196,15 @@ def test_send_fields_the_broker_reads() -> None:
     header, entry = encode_payload_frame(cmd, make_entry(metadata(10), b"x"))
     (frame,) = decode_all(header + entry)
     assert frame == Send(2**64 - 1, 10, 19, -3, True, entry, True, None)
+
+
+def test_a_transactions_send_stays_a_frame_for_the_transactional_path() -> None:
+    cmd = send_command(producer_id=3, sequence_id=4)
+    cmd.send.txnid_least_bits, cmd.send.txnid_most_bits = 5, 0
+    header, entry = encode_payload_frame(cmd, make_entry(metadata(4), b"x"))
+    (frame,) = decode_all(header + entry)
+    assert type(frame) is Frame and frame.command.send.txnid_least_bits == 5
+    assert is_transactional(frame.command.send) and send_of(frame) == Send(3, 4, 4, 1, False, entry, True, None)
 
 
 def test_send_with_metadata_lacking_a_required_field_is_reported_not_raised() -> None:

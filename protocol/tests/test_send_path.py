@@ -52,7 +52,7 @@ TAKEN = [
                   ordering_key=b"\x80", deliver_at_time=-1, marker_type=2, txnid_least_bits=1,
                   txnid_most_bits=2, highest_sequence_id=9, null_value=True, uuid="u", num_chunks_from_msg=3,
                   total_chunk_msg_size=300, chunk_id=1, null_partition_key=True, schema_id=b"s"),
-         highest_sequence_id=12, is_chunk=True, txnid_least_bits=1, txnid_most_bits=2, marker=True),
+         highest_sequence_id=12, is_chunk=True, marker=True),
     bytes.fromhex(FIXTURE_FRAMES["SEND"]),
     bytes.fromhex(FIXTURE_FRAMES["SEND_BATCH"]),
 ]
@@ -61,6 +61,8 @@ LEFT = [
     send(metadata(1, encryption_keys=[pb.EncryptionKeys(key="k", value=b"v")])),
     send(metadata(2, compacted_batch_indexes=[1, 2])),
     send(metadata(3), message_id=pb.MessageIdData(ledgerId=1, entryId=2)),
+    send(metadata(4), txnid_least_bits=1, txnid_most_bits=2),   # a transaction's: a Frame
+    send(metadata(5), txnid_most_bits=2),   # half a transaction id: a plain Send, as in Pulsar
 ]
 OTHERS = [flow_frame(), encode_command(pb.BaseCommand(type=pb.BaseCommand.PING, ping=pb.CommandPing()))]
 

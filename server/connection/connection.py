@@ -32,6 +32,7 @@ from server.topics.topic_name import TopicName
 from .keepalive import Keepalive
 from .send_refusal import refusal_of
 from .transactions import HANDLERS as TXN_HANDLERS
+from .txn_buffer import HANDLERS as TXN_BUFFER_HANDLERS
 from .txn_subscriptions import HANDLERS as TXN_SUBSCRIPTION_HANDLERS
 from .txn_subscriptions import has_txn, on_txn_ack
 from .unserved import refusal
@@ -617,5 +618,6 @@ _HANDLERS: dict[int, Callable[[Connection, Cmd, Frame], None]] = {
     Cmd.GET_SCHEMA: Connection._on_get_schema,
     Cmd.GET_OR_CREATE_SCHEMA: Connection._on_get_or_create_schema,
     **TXN_HANDLERS,
+    **TXN_BUFFER_HANDLERS,
     **TXN_SUBSCRIPTION_HANDLERS,
 }

@@ -12,50 +12,29 @@ cluster (each appended event is shown to such views at once, before the change i
 
 from __future__ import annotations
 
-import asyncio
-import itertools
 import json
-import time
-from typing import Any, Callable, Protocol
+from typing import Any
 
-from managed_ledger.interfaces import ManagedLedger
-from managed_ledger.position import Entry, Position
-from protocol import pulsar_api_pb2 as pb
-from protocol.entry import make_entry, payload_of
+from managed_ledger.position import Position
+from server.topics.system_records import RecordLedger, RecordTopic, append_record, read_records
 from server.topics.topic_name import TopicName
 
 CHANGE_EVENTS = "__change_events"
+TRANSACTION_BUFFER_SNAPSHOT = "__transaction_buffer_snapshot"
 #: Topics Pulsar keeps for itself (SystemTopicNames): hidden from listings, never user-created.
-SYSTEM_TOPIC_NAMES = (CHANGE_EVENTS, "__transaction_buffer_snapshot", "__transaction_buffer_snapshot_segments",
+SYSTEM_TOPIC_NAMES = (CHANGE_EVENTS, TRANSACTION_BUFFER_SNAPSHOT, "__transaction_buffer_snapshot_segments",
                       "__transaction_buffer_snapshot_indexes")
 SYSTEM_TOPIC_SUFFIXES = ("__transaction_pending_ack",)
 WRITER_NAME = "pulsard-topic-policies"
-_READ_BATCH = 256
 
 #: (topic key, its policies or None when removed)
 Event = tuple[str, dict[str, Any] | None]
 
 
-class EventLedger(Protocol):
-    """Where events are read: the topic's managed ledger, or a read-only view of it."""
-
-    @property
-    def last_confirmed_entry(self) -> Position: ...
-
-    def first_position(self) -> Position: ...
-
-    def next_position(self, position: Position) -> Position: ...
-
-    async def read_entries(self, start: Position, max_entries: int) -> list[Entry]: ...
-
-
-class EventTopic(Protocol):
-    """What the event log needs of the loaded `__change_events` topic."""
-
-    ledger: ManagedLedger
-
-    def publish(self, entries: list[bytes], num_messages: int,
-                on_done: Callable[[Position | None, BaseException | None], None]) -> None: ...
+#: Where events are read: the topic's managed ledger, or a read-only view of it.
+EventLedger = RecordLedger
+#: What the event log needs of the loaded `__change_events` topic.
+EventTopic = RecordTopic
 
 
 def change_events_topic(namespace: str) -> TopicName:
@@ -101,31 +80,9 @@ def decode_event(payload: bytes) -> Event | None:
 async def read_events(ledger: EventLedger, after: Position | None) -> list[tuple[Position, Event | None]]:
     """The events after position `after` (from the first one when None) up to the last
     confirmed entry, each with its position; None for an entry that is no topic-policy event."""
-    position = ledger.first_position() if after is None else ledger.next_position(after)
-    events: list[tuple[Position, Event | None]] = []
-    while position <= ledger.last_confirmed_entry:
-        entries = await ledger.read_entries(position, _READ_BATCH)
-        if not entries:
-            break
-        events.extend((entry.position, decode_event(bytes(payload_of(entry.data)))) for entry in entries)
-        position = ledger.next_position(entries[-1].position)
-    return events
-
-
-_sequence = itertools.count()
+    return await read_records(ledger, after, decode_event)
 
 
 async def append(topic: EventTopic, key: str, payload: bytes) -> None:
     """Append one event; returns once it is durable and shown to read-only views."""
-    metadata = pb.MessageMetadata(producer_name=WRITER_NAME, sequence_id=next(_sequence),
-                                  publish_time=int(time.time() * 1000), partition_key=key)
-    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-    def on_done(_position: Position | None, error: BaseException | None) -> None:
-        if not done.done():
-            done.set_exception(error) if error is not None else done.set_result(None)
-
-    topic.publish([make_entry(metadata, payload)], 1, on_done)
-    await done
-    await topic.ledger.send_last_confirmed()
-
+    await append_record(topic, key, payload, WRITER_NAME)

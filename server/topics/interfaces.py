@@ -7,13 +7,17 @@ these small interfaces, so no import points back up.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Protocol
+from typing import TYPE_CHECKING, Callable, Iterable, Protocol
 
 if TYPE_CHECKING:
     from managed_ledger.interfaces import ManagedLedgerFactory, MetadataStore
     from protocol import pulsar_api_pb2 as pb
     from server.config import BrokerConfig
     from server.policies.namespace_policies import NamespacePolicies
+
+    from managed_ledger.position import Entry, Position
+    from server.errors import BrokerError
+    from server.transactions.interfaces import TxnID
 
     from .producer import Producer
     from .subscriptions.consumer import Consumer
@@ -108,3 +112,21 @@ class ClientConnection(Protocol):
     def close_producer_by_broker(self, producer: Producer) -> None: ...
 
     def close_consumer_by_broker(self, consumer: Consumer) -> None: ...
+
+
+class TopicTransactions(Protocol):
+    """A persistent topic's transaction buffer as the topic, its producers and dispatchers use
+    it (server/transactions/buffer/; the coordinator's side is the contract's TransactionBuffer)."""
+
+    def refusal(self, txn: "TxnID") -> "BrokerError | None":
+        """Why a SEND of the transaction is refused here (it ended on this topic), or None."""
+
+    def append(self, entry: bytes, num_messages: int, txn: "TxnID",
+               on_done: "Callable[[Position | None, BaseException | None], None]") -> None: ...
+
+    def hides(self, metadata: "pb.MessageMetadata") -> bool:
+        """A marker, or an aborted transaction's entry: never delivered (skipped as acknowledged)."""
+
+    async def last_dispatchable(self) -> "Entry | None": ...
+
+    async def close(self) -> None: ...

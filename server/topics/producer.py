@@ -15,11 +15,13 @@ from protocol import pulsar_api_pb2 as pb
 from protocol.codec import Send
 from protocol.entry import read_metadata
 from protocol.receipts import ReceiptEncoder, receipt_encoder
+from server.errors import NotAllowed
 
 from .deduplication import DedupStatus, MessageDeduplication, is_last_chunk_or_whole
 
 if TYPE_CHECKING:
     from managed_ledger.position import Position
+    from server.transactions.interfaces import TxnID
 
     from .interfaces import ClientConnection
     from .topic_base import TopicBase
@@ -70,6 +72,18 @@ class Producer:
         else:
             for send in sends:
                 self._publish_one(send)
+
+    def publish_txn(self, send: Send, txn: "TxnID") -> None:
+        """A transaction's SEND: its topic's transaction buffer stores it (refused where there is
+        none, or where the transaction ended already)."""
+        buffer = self.topic.transaction_buffer
+        refusal = NotAllowed("Transactions are not enabled.") if buffer is None else buffer.refusal(txn)
+        if refusal is not None:
+            self.connection.publish_completed(len(send.entry), 1)
+            self.connection.write(commands.send_error(self.producer_id, send.sequence_id, refusal.code, str(refusal)))
+            return
+        self._appended += 1
+        buffer.append(send.entry, send.num_messages, txn, partial(self._persisted, [send], None))
 
     def _publish_one(self, send: Send) -> None:
         deduplication = self.topic.deduplication

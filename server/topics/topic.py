@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 TOPIC_STATE = "/topic-state"
 
 
+#: GET_LAST_MESSAGE_ID's answer when no message may be consumed (the earliest message id).
+NO_MESSAGE = Position(-1, -1)
 #: Cursors the broker keeps for itself, not subscriptions.
 INTERNAL_CURSORS = (DEDUPLICATION_CURSOR, COMPACTION_CURSOR)
 
@@ -284,6 +286,10 @@ class Topic(TopicBase):
 
     async def last_message_id(self) -> tuple[Position, int]:
         """(last entry, its largest batch index or -1): what GET_LAST_MESSAGE_ID answers."""
+        buffer = self.transaction_buffer
+        if buffer is not None:   # the last one consumers may get: no marker, nothing aborted or open
+            found = await buffer.last_dispatchable()
+            return (found.position, largest_batch_index(found)) if found is not None else (NO_MESSAGE, -1)
         last = self.ledger.last_confirmed_entry
         if last.entry_id < 0:
             return last, -1
@@ -311,7 +317,8 @@ class Topic(TopicBase):
         for subscription in self.subscriptions.values():
             subscription.close()
         await self._deduplication_switch.stop()
-        parts = [("deduplication snapshot", self.deduplication.close) if self.deduplication else None,
+        parts = [("transaction buffer", self.transaction_buffer.close) if self.transaction_buffer else None,
+                 ("deduplication snapshot", self.deduplication.close) if self.deduplication else None,
                  *((f"pending acks of {s.name}", s.close_pending_acks) for s in self.subscriptions.values()),
                  ("compaction", self.compaction.close), ("managed ledger", self.ledger.close)]
         for part, close in filter(None, parts):

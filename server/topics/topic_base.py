@@ -16,7 +16,7 @@ from .subscriptions.consumer import Consumer
 if TYPE_CHECKING:
     from .deduplication import MessageDeduplication
     from .stats import TopicStats
-    from .interfaces import ClientConnection, PublishLimit, TopicBroker, TopicRateLimits
+    from .interfaces import ClientConnection, PublishLimit, TopicBroker, TopicRateLimits, TopicTransactions
     from .topic_name import TopicName
 
 
@@ -39,6 +39,9 @@ class TopicBase:
     #: Whether entries published together get consecutive positions (a stored log's), so that
     #: one publish may carry a run of them.
     positions_are_consecutive = False
+    #: A persistent topic's transaction buffer, while transactions are enabled (set by the
+    #: broker at load); None: transactional SENDs are refused.
+    transaction_buffer: "TopicTransactions | None" = None
 
     @property
     def terminated(self) -> bool:

@@ -298,14 +298,23 @@ class Dispatcher(ABC):
     def _readable_metadata(self, entry: Entry) -> pb.MessageMetadata | None:
         """The entry's metadata; None for an entry stored unreadable (SENDs are checked now,
         older data may not be): no consumer could take it, so it is skipped as acknowledged,
-        counted and logged, and never stalls the subscription."""
+        counted and logged, and never stalls the subscription. None too, and skipped as
+        acknowledged as Pulsar's dispatchers do, for a marker or an aborted transaction's entry."""
         try:
-            return read_metadata(entry.data)
+            metadata = read_metadata(entry.data)
         except ProtocolError as exc:
             log.warning("subscription %s skips unreadable entry %s: %s", self.subscription.name, entry.position, exc)
             self.subscription.topic.stats.unreadable_entries += 1
             self.cursor.delete([entry.position])
             return None
+        if metadata.HasField("marker_type") or metadata.HasField("txnid_most_bits") and self._aborted(metadata):
+            self.cursor.delete([entry.position])
+            return None
+        return metadata
+
+    def _aborted(self, metadata: pb.MessageMetadata) -> bool:
+        buffer = self.subscription.topic.transaction_buffer
+        return buffer is not None and buffer.hides(metadata)
 
     def _held_back(self, position: Position, metadata: pb.MessageMetadata) -> bool:
         """A delayed message whose time has not come: the tracker keeps it for later, as the

@@ -1,0 +1,1 @@
+"""A persistent topic's transaction buffer: transactional entries invisible until commit."""
