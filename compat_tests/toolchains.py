@@ -138,12 +138,20 @@ def marked_java_scenarios(project: str, marker: str) -> list[str]:
                   for name in pattern.findall(path.read_text()))
 
 
-def go_scenarios(secured: bool = False) -> list[str]:
+#: Go scenarios that need a broker of their own kind: TLS and authentication, transactions.
+GO_SECURED, GO_TRANSACTIONS = "TestSecured", "TestTxn"
+
+
+def go_scenarios(secured: bool = False, transactions: bool = False) -> list[str]:
     """Names of the Test functions of the Go module (no toolchain needed to collect): those
-    for a default broker, or (secured) the TestSecured* ones, which need TLS and authentication."""
+    for a default broker, the TestSecured* ones (secured), which need TLS and authentication,
+    or the TestTxn* ones (transactions), which need transactionCoordinatorEnabled."""
     pattern = re.compile(r"^func (Test\w+)\(t \*testing\.T\)", re.MULTILINE)
     names = (name for path in GO_DIR.glob("*_test.go") for name in pattern.findall(path.read_text()))
-    return sorted(name for name in names if name.startswith("TestSecured") == secured)
+    wanted = GO_SECURED if secured else GO_TRANSACTIONS if transactions else None
+    if wanted is not None:
+        return sorted(name for name in names if name.startswith(wanted))
+    return sorted(name for name in names if not name.startswith((GO_SECURED, GO_TRANSACTIONS)))
 
 
 @dataclass
