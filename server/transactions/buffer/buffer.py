@@ -243,12 +243,16 @@ class TopicTransactionBuffer:
                 self._ended.popitem(last=False)
 
     def _move_limit(self) -> None:
-        """Reads stop just before the oldest open transaction's first entry (none: at the end)."""
+        """Reads stop just before the oldest open transaction's first entry (none: at the end).
+        As Pulsar, only moves forward count towards the next snapshot."""
         limit = None
         if self._ongoing:
             first = next(iter(self._ongoing.values()))
             limit = Position(first.ledger_id, first.entry_id - 1)
+        before = self._ledger.readable_end
         self._ledger.set_read_limit(limit)
+        if self._ledger.readable_end <= before:
+            return
         self._moves += 1
         if self._has_snapshot and self._moves >= self._rule.max_moves:
             self._snapshotting.request()
@@ -346,7 +350,7 @@ class TopicTransactionBuffer:
             stats["lowWaterMarks"] = {}
         return stats
 
-    def transaction_stats(self, txn: TxnID) -> dict[str, Any]:
+    def stats_of(self, txn: TxnID) -> dict[str, Any]:
         """Pulsar's TransactionInBufferStats."""
         first = self._ongoing.get(txn)
         return {"startPosition": None if first is None else f"{first.ledger_id}:{first.entry_id}",
