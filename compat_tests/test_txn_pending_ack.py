@@ -63,6 +63,8 @@ def test_commit_keeps_acks_and_abort_redelivers(txn_broker):
     assert not reply.HasField("error") and (reply.txnid_most_bits, reply.txnid_least_bits) == T1
     assert not c.ack([entries[2]], T2).HasField("error")
     assert backlog(txn_broker, topic) == 4   # held, not acknowledged
+    stats = AdminHttp(txn_broker.web_url).get(f"/admin/v3/transactions/pendingAckStats/public/default/{topic}/{SUB}")
+    assert stats.json()["state"] == "Ready" and stats.json()["ongoingTxnSize"] == 2
     end(txn_broker, topic, T1, pb.COMMIT)
     assert backlog(txn_broker, topic) == 2
     end(txn_broker, topic, T2, pb.ABORT)
@@ -93,6 +95,9 @@ def test_cumulative_conflicts_on_exclusive(txn_broker):
     c = consumer(txn_broker, topic, EXCLUSIVE)
     c.entries()
     assert not c.ack([entries[1]], T1, cumulative=True).HasField("error")
+    in_txn = AdminHttp(txn_broker.web_url).get(
+        f"/admin/v3/transactions/transactionInPendingAckStats/public/default/{topic}/{SUB}/{T1[0]}/{T1[1]}")
+    assert in_txn.json()["cumulativeAckPosition"] == "%d:%d" % entries[1]
     assert c.ack([entries[2]], T2, cumulative=True).error == pb.TransactionConflict   # another txn's
     assert c.ack([entries[0]], T1, cumulative=True).error == pb.TransactionConflict   # behind its own
     assert backlog(txn_broker, topic) == 4

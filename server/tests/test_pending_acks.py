@@ -127,7 +127,12 @@ async def test_no_log_for_a_subscription_never_used_transactionally(tmp_path):
         p, sub, pending = await _setup(storage)
         await pending.end_txn(T1, COMMIT)    # a transaction never seen here: a success
         assert not await storage.ledger_exists(log_name(TOPIC, "sub"))
+        assert pending.stats()["state"] == "None"
         await pending.acknowledge_individual(T1, {p[0]: (None, 0)})
         assert await storage.ledger_exists(log_name(TOPIC, "sub"))
+        assert pending.stats()["state"] == "Ready"
+        assert pending.stats_of(T1) == {"cumulativeAckPosition": None}
+        await pending.acknowledge_cumulative(T2, p[1])
+        assert pending.stats_of(T2) == {"cumulativeAckPosition": f"{p[1].ledger_id}:{p[1].entry_id}"}
         await pending.delete()
         assert not await storage.ledger_exists(log_name(TOPIC, "sub"))

@@ -106,22 +106,24 @@ class PendingAckHandle:
             raise ServiceNotReady(f"PendingAckHandle not replay error! {exc}") from exc
 
     async def _recover(self) -> None:
-        self.state = "Initializing"
-        self._recover_start = int(time.time() * 1000)
+        """State None while there is no log (as Pulsar's handle before its store is made)."""
         try:
             if await self._storage.ledger_exists(self.log_name):
+                self._recover_start = int(time.time() * 1000)
                 await self._open_log()
+                self.state = "Initializing"
                 await self._replay()
+                self.state = "Ready"
+                self._recover_end = int(time.time() * 1000)
         except Exception:
             self.state = "Error"
             raise
-        self._recover_end = int(time.time() * 1000)
-        self.state = "Ready"
 
     async def _open_log(self) -> PendingAckLog:
         async with self._opening:
             if self._log is None:
                 self._log = await PendingAckLog.open(self._storage, self.log_name)
+                self.state = "Ready"
         return self._log
 
     async def _replay(self) -> None:
@@ -294,6 +296,12 @@ class PendingAckHandle:
         if low_water_marks:
             stats["lowWaterMarks"] = {}
         return stats
+
+    def stats_of(self, txn: TxnID) -> dict[str, Any]:
+        """Pulsar's TransactionInPendingAckStats: where txn's cumulative ack holds, if it has one."""
+        held = self._txns.get(txn)
+        position = held.cumulative if held is not None else None
+        return {"cumulativeAckPosition": None if position is None else f"{position.ledger_id}:{position.entry_id}"}
 
     # -- lifecycle ------------------------------------------------------------------------
 
