@@ -18,7 +18,8 @@ from .config import BrokerConfig
 from .connection.advertised_listeners import AdvertisedListeners
 from .connection.lookup import Lookup, TopicLookup
 from .connection.publish_buffer import PublishBuffer
-from .errors import MetadataError, NamespaceNotFound, NotAllowed, PersistenceError, ServiceNotReady, TopicNotFound
+from .errors import (BrokerError, MetadataError, NamespaceNotFound, NotAllowed, PersistenceError, ServiceNotReady,
+                     TopicNotFound)
 from .heartbeat import is_heartbeat_namespace
 from .policies.applied import AppliedPolicies, NamespacePoliciesWatch, apply_policies, deduplication_on
 from .policies.auto_topic_creation import AutoTopicCreation, auto_topic_creation
@@ -341,7 +342,11 @@ class BrokerService:
         with the topic, as Pulsar deletes each subscription's."""
         if not (name.persistent and self.config.transaction_coordinator_enabled):
             return []
-        topic = await self.get_topic(name, create=False)
+        try:
+            topic = await self.get_topic(name, create=False)
+        except BrokerError as exc:   # not loadable here: its subscriptions are unknown
+            log.warning("deleting topic %s: its pending-ack logs stay: %s", name, exc)
+            return []
         return [pending_ack_log_name(str(name), sub) for sub in topic.subscriptions]
 
     # -- partitioned topics -----------------------------------------------------------------

@@ -46,8 +46,8 @@ def on_txn_ack(connection: "Connection", ack: pb.CommandAck) -> None:
             consumer = connection._consumer(ack.consumer_id)
             await consumer.subscription.acknowledge_in_txn(consumer, ack)
         except BrokerError as exc:
-            _repeats.log(logging.INFO, (type(exc), connection.remote), "transactional acknowledgement from %s refused: %s",
-                          connection.remote, exc)
+            _repeats.log(logging.INFO, (type(exc), connection.remote),
+                         "transactional acknowledgement from %s refused: %s", connection.remote, exc)
             return reply(exc.code, str(exc))
         return reply()
 
