@@ -51,9 +51,11 @@ class TxnConsumer(RawConsumer):
 
 def end_txn_on_subscription(broker, topic: str, subscription: str, txn: tuple[int, int],
                             action: int) -> pb.CommandEndTxnOnSubscriptionResponse:
+    """As Pulsar's coordinator sends it (Pulsar refuses it without a low watermark; 0 ends no
+    other transaction)."""
     request = pb.CommandEndTxnOnSubscription(
         request_id=7, txnid_most_bits=txn[0], txnid_least_bits=txn[1], txn_action=action,
-        subscription=pb.Subscription(topic=topic, subscription=subscription))
+        subscription=pb.Subscription(topic=topic, subscription=subscription), txnid_least_bits_of_low_watermark=0)
     (reply,) = replies(broker, Cmd(type=Cmd.END_TXN_ON_SUBSCRIPTION, endTxnOnSubscription=request))
     assert reply.type == Cmd.END_TXN_ON_SUBSCRIPTION_RESPONSE, Cmd.Type.Name(reply.type)
     return reply.endTxnOnSubscriptionResponse

@@ -59,8 +59,7 @@ def test_commit_keeps_acks_and_abort_redelivers(txn_broker):
     entries = produce(txn_broker, topic, 4)
     c = consumer(txn_broker, topic)
     assert c.entries() == entries
-    reply = c.ack(entries[:2], T1)
-    assert not reply.HasField("error") and (reply.txnid_most_bits, reply.txnid_least_bits) == T1
+    assert not c.ack(entries[:2], T1).HasField("error")
     assert not c.ack([entries[2]], T2).HasField("error")
     assert backlog(txn_broker, topic) == 4   # held, not acknowledged
     stats = AdminHttp(txn_broker.web_url).get(f"/admin/v3/transactions/pendingAckStats/public/default/{topic}/{SUB}")
