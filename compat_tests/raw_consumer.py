@@ -60,6 +60,11 @@ class RawConsumer:
         self._send(Cmd(type=Cmd.ACK, ack=pb.CommandAck(
             consumer_id=1, ack_type=pb.CommandAck.Cumulative, message_id=[message_id])))
 
+    def redeliver_unacknowledged(self) -> None:
+        """REDELIVER_UNACKNOWLEDGED_MESSAGES for everything, as a client's redeliver call."""
+        self._send(Cmd(type=Cmd.REDELIVER_UNACKNOWLEDGED_MESSAGES,
+                       redeliverUnacknowledgedMessages=pb.CommandRedeliverUnacknowledgedMessages(consumer_id=1)))
+
     def sync(self) -> None:
         """PING and wait for PONG: the broker has handled everything sent before (a
         connection's commands are handled in order). Call it before frames are expected."""

@@ -370,14 +370,9 @@ class Dispatcher(ABC):
         self._count_unacked(consumer.unacked_messages - before)
         return taken
 
-    def replay_released(self, positions: list[Position] | None) -> None:
-        """An aborted transaction released these entries (None: everything up to its
-        cumulative ack): deliver them again, as Pulsar's abort redelivers."""
-        if positions is None:
-            for consumer in self.consumers:
-                self._take_pending(consumer)
-            self.rewind()
-            return
+    def replay_released(self, positions: list[Position]) -> None:
+        """An aborted transaction released these entries: deliver them again, as Pulsar's abort
+        redelivers."""
         for position in positions:
             self.subscription.count_redelivery(position)
         self._replay_later(positions)

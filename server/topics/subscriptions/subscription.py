@@ -323,8 +323,8 @@ class Subscription:
         if self._pending_acks is not None:
             await self._pending_acks.close()
 
-    def redeliver_released(self, positions: list[Position] | None) -> None:
-        """An aborted transaction released these messages (None: all up to its cumulative ack)."""
+    def redeliver_released(self, positions: list[Position]) -> None:
+        """An aborted transaction released these messages (individually acknowledged ones)."""
         if self.dispatcher is not None:
             self.dispatcher.replay_released(positions)
 

@@ -1,7 +1,8 @@
 """A subscription's pending acks (Pulsar's PendingAckHandleImpl): the acknowledgements
 transactions made, held until each transaction ends. A held message counts as unacknowledged
 (backlog, cursor) yet is delivered to no consumer meanwhile; a commit hands the acks to the
-subscription's cursor, an abort releases the messages and redelivers them.
+subscription's cursor, an abort releases the messages and redelivers them (on Exclusive and
+Failover subscriptions at the consumer's next redelivery request, as in Pulsar).
 
 Acks are refused with TransactionConflict as Pulsar refuses them: a message acknowledged already
 (by the cursor or, for batch indexes, in part), one another transaction (or this one) holds, a
@@ -55,8 +56,9 @@ class AckedSubscription(Protocol):
 
     def commit_cumulative(self, position: Position) -> None: ...
 
-    def redeliver_released(self, positions: list[Position] | None) -> None:
-        """Released by an abort: deliver again (None: everything unacknowledged)."""
+    def redeliver_released(self, positions: list[Position]) -> None:
+        """Individual acks released by an abort: deliver again (a cumulative ack's come back
+        when the consumer asks for its unacknowledged messages, as in Pulsar)."""
 
 
 @dataclass(eq=False)
@@ -236,7 +238,7 @@ class PendingAckHandle:
             crash_point("pending_ack_commit_before_cursor_flush")
             await self._subscription.cursor.flush()
         else:
-            self._subscription.redeliver_released(list(acks.positions) if acks.cumulative is None else None)
+            self._subscription.redeliver_released(list(acks.positions))
         log_.forget(acks.records + [position])
         if not self._txns:
             await log_.trim()
