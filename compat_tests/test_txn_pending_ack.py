@@ -38,8 +38,9 @@ def produce(broker, topic: str, n: int, batch: bool = False) -> list[tuple[int, 
         client.close()
 
 
-def consumer(broker, topic: str, sub_type: int = SHARED, name: str = "c1", permits: int = 100) -> TxnConsumer:
-    c = TxnConsumer(broker, topic, SUB, sub_type, name)
+def consumer(broker, topic: str, sub_type: int = SHARED, name: str = "c1", permits: int = 100,
+             durable: bool = True) -> TxnConsumer:
+    c = TxnConsumer(broker, topic, SUB, sub_type, name, durable=durable)
     c.flow(permits)
     return c
 
@@ -202,3 +203,20 @@ def test_subscription_deletion_removes_its_log(txn_broker):
     assert admin.delete(f"/admin/v2/persistent/public/default/{topic}/subscription/{SUB}").ok
     listed = admin.get("/admin/v2/persistent/public/default", includeSystemTopic="true").json()
     assert full_name(log_name) not in listed
+
+
+def test_refused_without_transactions_and_on_non_durable_subscriptions(broker, txn_broker):
+    topic = unique_topic("txn-refused")
+    entries = produce(broker, topic, 1)
+    c = consumer(broker, topic)
+    c.entries()
+    refused = c.ack(entries, T1)
+    assert refused.error == pb.NotAllowedError and refused.message == "Server don't support transaction ack!"
+    c.close()
+    reply = end_txn_on_subscription(broker, full_name(topic), SUB, T1, pb.COMMIT)
+    assert reply.error == pb.NotAllowedError and reply.message == "Transactions are not enabled."
+    entries = produce(txn_broker, topic, 1)
+    reader = consumer(txn_broker, topic, durable=False)
+    reader.entries()
+    assert reader.ack(entries, T1).error == pb.NotAllowedError
+    reader.close()

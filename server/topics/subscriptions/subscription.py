@@ -265,6 +265,8 @@ class Subscription:
         consumer no longer counts what it acknowledged as unacknowledged."""
         if not self.topic.broker.config.transaction_coordinator_enabled:
             raise NotAllowed("Server don't support transaction ack!")
+        if not self.durable:   # its pending-ack log would outlive it
+            raise NotAllowed("Transaction acknowledge is only supported on durable subscriptions")
         txn = TxnID(ack.txnid_most_bits, ack.txnid_least_bits)
         self.last_active = time.time()
         if ack.ack_type == pb.CommandAck.Cumulative:
