@@ -119,6 +119,9 @@ class PendingAckHandle:
                 self._recover_end = int(time.time() * 1000)
         except Exception:
             self.state = "Error"
+            self._txns.clear()   # the next try replays from the start
+            self._held.clear()
+            self._cumulative = None
             raise
 
     async def _open_log(self) -> PendingAckLog:
