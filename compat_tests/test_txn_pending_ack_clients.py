@@ -1,7 +1,8 @@
 """Pending acks end to end with the official Java client (enableTransaction(true), one JVM run)
 and Go client (EnableTransaction, its TestTxn* scenarios in one run) on a broker with
 transactionCoordinatorEnabled=true: consume in a transaction then abort (delivered again),
-commit (gone, also after kill -9), a conflicting ack refused, consume-transform-produce."""
+commit (gone, also after kill -9), a conflicting ack refused, batch indexes (Java),
+consume-transform-produce."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from compat_tests.conftest import _broker_fixture
 from compat_tests.helpers import read_all, unique_topic
 from compat_tests.toolchains import go_scenarios, marked_java_scenarios, run_program, tail
 
-TXN_CONFIG = {"transactionCoordinatorEnabled": "true"}
+TXN_CONFIG = {"transactionCoordinatorEnabled": "true", "acknowledgmentAtBatchIndexLevelEnabled": "true"}
 JVM_TIMEOUT_S = 120
 GO_TIMEOUT_S = 90
 JAVA_COMMIT_TOPIC = unique_topic("java-txn-commit")

@@ -9,10 +9,12 @@ import static pulsard.compat.Ctx.text;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
@@ -113,6 +115,48 @@ public final class PendingAckScenarios {
             second.abort().get(TIMEOUT_S, TimeUnit.SECONDS);
             first.commit().get(TIMEOUT_S, TimeUnit.SECONDS);
             Ctx.expectQuiet(consumer);
+        }
+    }
+
+    /**
+     * One batch of four: indexes 0 and 1 acknowledged in a committed transaction, 2 in an aborted
+     * one. The batch comes again without 0 and 1 (the broker runs with
+     * acknowledgmentAtBatchIndexLevelEnabled=true).
+     */
+    @PendingAckScenario
+    public static void pendingAckBatchIndexes(Ctx ctx) throws Exception {
+        String topic = Ctx.topic("txn-ack-batch");
+        try (PulsarClient client = transactional(ctx.serviceUrl);
+             Consumer<byte[]> consumer = client.newConsumer().topic(topic).subscriptionName("sub")
+                     .subscriptionType(SubscriptionType.Shared).enableBatchIndexAcknowledgment(true)
+                     .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest).subscribe();
+             Producer<byte[]> producer = client.newProducer().topic(topic).enableBatching(true)
+                     .batchingMaxMessages(4).batchingMaxPublishDelay(5, TimeUnit.SECONDS).create()) {
+            List<CompletableFuture<MessageId>> sent = new ArrayList<>();
+            for (String payload : Ctx.payloads(4, "batch")) {
+                sent.add(producer.sendAsync(bytes(payload)));
+            }
+            producer.flush();
+            for (CompletableFuture<MessageId> id : sent) {
+                id.get(TIMEOUT_S, TimeUnit.SECONDS);
+            }
+            List<Message<byte[]>> messages = Ctx.receive(consumer, 4, false);
+            Transaction committed = begin(client);
+            Transaction aborted = begin(client);
+            ackAll(consumer, messages.subList(0, 2), committed);
+            ackAll(consumer, messages.subList(2, 3), aborted);
+            committed.commit().get(TIMEOUT_S, TimeUnit.SECONDS);
+            aborted.abort().get(TIMEOUT_S, TimeUnit.SECONDS);
+            Message<byte[]> again = consumer.receive(Ctx.RECEIVE_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            check(again != null, "the aborted transaction's message did not come again");
+            List<String> redelivered = new ArrayList<>();
+            while (again != null) {
+                redelivered.add(text(again));
+                again = consumer.receive(Ctx.QUIET_MS, TimeUnit.MILLISECONDS);
+            }
+            check(redelivered.contains("batch-2"), "batch-2 not redelivered: " + redelivered);
+            check(!redelivered.contains("batch-0") && !redelivered.contains("batch-1"),
+                    "committed indexes delivered again: " + redelivered);
         }
     }
 
