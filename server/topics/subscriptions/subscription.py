@@ -233,9 +233,10 @@ class Subscription:
         return True
 
     def ack_set_for_dispatch(self, position: Position) -> list[int] | None:
-        if not self.topic.broker.config.batch_index_ack_enabled:
-            return None
-        words = self.cursor.batch_ack_set(position)
+        """The batch indexes still to deliver: those the cursor has not recorded as acknowledged
+        (acknowledgmentAtBatchIndexLevelEnabled) and, as in Pulsar whatever that key says, no
+        transaction holds."""
+        words = self.cursor.batch_ack_set(position) if self.topic.broker.config.batch_index_ack_enabled else None
         if self._pending_acks is not None:
             words = self._pending_acks.unacked_words(position, words)
         return words
