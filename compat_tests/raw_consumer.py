@@ -18,7 +18,7 @@ class RawConsumer:
     """One connection with one consumer on it; frames read with a bounded wait."""
 
     def __init__(self, broker, topic: str, subscription: str, sub_type: int, name: str,
-                 priority_level: int = 0) -> None:
+                 priority_level: int = 0, durable: bool = True) -> None:
         self.sock = socket.create_connection(("127.0.0.1", broker.broker_port), timeout=5)
         self.decoder = FrameDecoder(MAX_FRAME)
         self.pending: list[Frame] = []   # frames read ahead, returned first by next_frame
@@ -27,7 +27,8 @@ class RawConsumer:
         self.expect(Cmd.CONNECTED)
         self._subscribe = pb.CommandSubscribe(
             topic=topic, subscription=subscription, subType=sub_type, consumer_id=1, request_id=1,
-            consumer_name=name, priority_level=priority_level, initialPosition=pb.CommandSubscribe.Earliest)
+            consumer_name=name, priority_level=priority_level, initialPosition=pb.CommandSubscribe.Earliest,
+            durable=durable)
         self._send(Cmd(type=Cmd.SUBSCRIBE, subscribe=self._subscribe))
         self._await_success()
 
@@ -59,6 +60,11 @@ class RawConsumer:
         message_id = pb.MessageIdData(ledgerId=ledger_id % (1 << 64), entryId=entry_id % (1 << 64))
         self._send(Cmd(type=Cmd.ACK, ack=pb.CommandAck(
             consumer_id=1, ack_type=pb.CommandAck.Cumulative, message_id=[message_id])))
+
+    def redeliver_unacknowledged(self) -> None:
+        """REDELIVER_UNACKNOWLEDGED_MESSAGES for everything, as a client's redeliver call."""
+        self._send(Cmd(type=Cmd.REDELIVER_UNACKNOWLEDGED_MESSAGES,
+                       redeliverUnacknowledgedMessages=pb.CommandRedeliverUnacknowledgedMessages(consumer_id=1)))
 
     def sync(self) -> None:
         """PING and wait for PONG: the broker has handled everything sent before (a

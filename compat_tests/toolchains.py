@@ -139,13 +139,14 @@ def marked_java_scenarios(project: str, marker: str) -> list[str]:
 
 
 #: Go scenarios that need a broker of their own kind: TLS and authentication, transactions.
-GO_SPECIAL_PREFIXES = ("TestSecured", "TestTxnBuffer")
+GO_SPECIAL_PREFIXES = ("TestSecured", "TestTxnBuffer", "TestTxnPendingAck")
 
 
 def go_scenarios(prefix: str = "") -> list[str]:
     """Names of the Test functions of the Go module (no toolchain needed to collect): those
     for a default broker, or those starting with one of GO_SPECIAL_PREFIXES (TestSecured*: TLS
-    and authentication; TestTxnBuffer*: a broker with transactions)."""
+    and authentication; TestTxnBuffer*, TestTxnPendingAck*: a broker with
+    transactions)."""
     pattern = re.compile(r"^func (Test\w+)\(t \*testing\.T\)", re.MULTILINE)
     names = (name for path in GO_DIR.glob("*_test.go") for name in pattern.findall(path.read_text()))
     if prefix:

@@ -326,12 +326,16 @@ def ack_response(
     request_id: int,
     code: int | None = None,
     message: str | None = None,
+    txn: tuple[int, int] | None = None,
 ) -> BaseCommand:
-    """ACK_RESPONSE; error and message only on failure (Go reads any message as one)."""
+    """ACK_RESPONSE; error and message only on failure (Go reads any message as one); an
+    acknowledgement in a transaction is answered with its txn (most, least bits)."""
     cmd = BaseCommand(type=BaseCommand.ACK_RESPONSE)
     body = cmd.ackResponse
     body.consumer_id = _u64(consumer_id)
     body.request_id = _u64(request_id)
+    if txn is not None:
+        body.txnid_most_bits, body.txnid_least_bits = txn
     if code is not None:
         body.error = code
         body.message = message if message is not None else pb.ServerError.Name(code)

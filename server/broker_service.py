@@ -18,7 +18,8 @@ from .config import BrokerConfig
 from .connection.advertised_listeners import AdvertisedListeners
 from .connection.lookup import Lookup, TopicLookup
 from .connection.publish_buffer import PublishBuffer
-from .errors import MetadataError, NamespaceNotFound, NotAllowed, PersistenceError, ServiceNotReady, TopicNotFound
+from .errors import (BrokerError, MetadataError, NamespaceNotFound, NotAllowed, PersistenceError, ServiceNotReady,
+                     TopicNotFound)
 from .heartbeat import is_heartbeat_namespace
 from .policies.applied import AppliedPolicies, NamespacePoliciesWatch, apply_policies, deduplication_on
 from .policies.auto_topic_creation import AutoTopicCreation, auto_topic_creation
@@ -47,6 +48,7 @@ from .transactions.buffer.snapshots import TopicSnapshots
 from .transactions.coordinator.service import TRANSACTION_COORDINATOR_ASSIGN, TransactionCoordinators
 from .transactions.coordinator.txn_log import is_transaction_log
 from .transactions.participants import LocalParticipants
+from .transactions.pending_ack.store import log_name as pending_ack_log_name
 
 log = logging.getLogger(__name__)
 _repeats = RepeatLimitedLog(log)   # clients retry a topic that cannot load: one line per interval
@@ -332,15 +334,30 @@ class BrokerService:
         if loaded is not None and not force and (
                 loaded.producers or any(s.consumers for s in loaded.subscriptions.values())):
             raise NotAllowed("Topic has active producers/subscriptions")
+        pending_ack_logs = await self._pending_ack_logs(name)
         await self.unload_topic(name)
         if name.persistent:
             await self.storage.delete_ledger(str(name))
+            for log_name in pending_ack_logs:
+                await self.storage.delete_ledger(log_name)
             await delete_topic_state(self.metadata, name)
             if self.transaction_snapshots is not None and not is_system_topic(name):
                 await self.transaction_snapshots.remove(name)
         if name.partition_index < 0 and not is_system_topic(name):
             await self.topic_policies.remove(name)
         log.info("deleted topic %s", name)
+
+    async def _pending_ack_logs(self, name: TopicName) -> list[str]:
+        """The pending-ack logs its subscriptions may have (with transactions on), which go
+        with the topic, as Pulsar deletes each subscription's."""
+        if not (name.persistent and self.config.transaction_coordinator_enabled):
+            return []
+        try:
+            topic = await self.get_topic(name, create=False)
+        except BrokerError as exc:   # not loadable here: its subscriptions are unknown
+            log.warning("deleting topic %s: its pending-ack logs stay: %s", name, exc)
+            return []
+        return [pending_ack_log_name(str(name), sub) for sub in topic.subscriptions]
 
     # -- partitioned topics -----------------------------------------------------------------
 

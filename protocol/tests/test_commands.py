@@ -135,6 +135,8 @@ def test_ack_response_reports_errors_only_on_failure() -> None:
     assert not ok.HasField("error") and not ok.HasField("message")
     failed = commands.ack_response(1, 2, pb.NotAllowedError).ackResponse
     assert failed.error == pb.NotAllowedError and failed.message == "NotAllowedError"
+    in_txn = commands.ack_response(1, 2, txn=(3, 4)).ackResponse
+    assert (in_txn.txnid_most_bits, in_txn.txnid_least_bits) == (3, 4) and not ok.HasField("txnid_most_bits")
 
 
 def test_producer_success_defaults() -> None:

@@ -33,6 +33,8 @@ from .keepalive import Keepalive
 from .send_refusal import refusal_of
 from .transactions import HANDLERS as TXN_HANDLERS
 from .txn_buffer import HANDLERS as TXN_BUFFER_HANDLERS
+from .txn_subscriptions import HANDLERS as TXN_SUBSCRIPTION_HANDLERS
+from .txn_subscriptions import has_txn, on_txn_ack
 from .unserved import refusal
 from .write_pressure import HIGH_WATER, WriteGate
 
@@ -470,6 +472,9 @@ class Connection(asyncio.Protocol):
 
     def _on_ack(self, command: Cmd, frame: Frame) -> None:
         ack = command.ack
+        if has_txn(ack):
+            on_txn_ack(self, ack)
+            return
         try:
             consumer = self._consumer(ack.consumer_id)
             consumer.subscription.acknowledge(consumer, ack)
@@ -614,4 +619,5 @@ _HANDLERS: dict[int, Callable[[Connection, Cmd, Frame], None]] = {
     Cmd.GET_OR_CREATE_SCHEMA: Connection._on_get_or_create_schema,
     **TXN_HANDLERS,
     **TXN_BUFFER_HANDLERS,
+    **TXN_SUBSCRIPTION_HANDLERS,
 }

@@ -81,6 +81,7 @@ class FakeTopic:
 class FakeSubscription:
     name = "sub"
     durable = True
+    held_acks = None   # no transaction holds acks here
 
     def __init__(self, cursor: MemoryCursor) -> None:
         self.cursor = cursor

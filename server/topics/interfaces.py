@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, Iterable, Protocol
 
 if TYPE_CHECKING:
-    from managed_ledger.interfaces import MetadataStore
+    from managed_ledger.interfaces import ManagedLedgerFactory, MetadataStore
     from protocol import pulsar_api_pb2 as pb
     from server.config import BrokerConfig
     from server.policies.namespace_policies import NamespacePolicies
@@ -37,6 +37,8 @@ class TopicBroker(Protocol):
     policies: NamespacePolicies
     metadata: MetadataStore
     backlog_quotas: ProducerAdmission
+    #: Where its subscriptions keep their pending-ack logs (transactions).
+    storage: ManagedLedgerFactory
 
     def new_producer_name(self) -> str:
         """A producer name unique in this cluster, for producers that bring none."""

@@ -184,8 +184,13 @@ class NonPersistentSubscription:
         consumer.flow(permits)
 
     def acknowledge(self, consumer: Consumer, ack: pb.CommandAck) -> None:
-        if ack.HasField("txnid_most_bits") or ack.HasField("txnid_least_bits"):
-            raise NotAllowed("Transactions are not enabled on this broker")
+        """Nothing is kept, so nothing is acknowledged."""
+
+    async def acknowledge_in_txn(self, consumer: Consumer, ack: pb.CommandAck) -> None:
+        """Refused in Pulsar's words: only persistent subscriptions hold transactional acks."""
+        if not self.topic.broker.config.transaction_coordinator_enabled:
+            raise NotAllowed("Server don't support transaction ack!")
+        raise NotAllowed("Transaction acknowledge only support the `PersistentSubscription`.")
 
     def redeliver(self, consumer: Consumer, positions: list[Position] | None) -> None:
         """Nothing is kept, so nothing can be delivered again."""

@@ -77,7 +77,8 @@ class Topic(TopicBase):
     @classmethod
     async def load(cls, broker: "TopicBroker", name: TopicName, ledger: ManagedLedger,
                    deduplicated: bool) -> "Topic":
-        """Recover the topic epoch and, when deduplicated, the deduplication state."""
+        """Recover the topic epoch, when deduplicated the deduplication state, and with
+        transactions on the pending acks of its subscriptions."""
         store = broker.metadata
         stored_epoch = await store.get(_state_path(name, "epoch"))
         epoch = int(stored_epoch[0]) if stored_epoch is not None else None
@@ -87,7 +88,11 @@ class Topic(TopicBase):
             await deduplication.recover()
         else:
             await MessageDeduplication.remove(ledger, store, _state_path(name, "deduplication"))
-        return cls(broker, name, ledger, epoch, deduplication)
+        topic = cls(broker, name, ledger, epoch, deduplication)
+        if broker.config.transaction_coordinator_enabled:
+            for subscription in topic.subscriptions.values():   # replayed: commits a crash cut short apply now
+                await subscription.pending_acks.ready()
+        return topic
 
     def set_deduplication(self, enabled: bool) -> None:
         """The policy in force turned deduplication on or off: switch the loaded topic over in
@@ -201,6 +206,8 @@ class Topic(TopicBase):
                 subscription = await self._create_subscription(command)
             if command.read_compacted:
                 subscription.read_compacted(self.ledger, command.subType)
+            if self.broker.config.transaction_coordinator_enabled and subscription.durable:
+                await subscription.pending_acks.ready()   # what transactions hold stays undelivered
         check_consumer_room(self)
         consumer = self.new_consumer(connection, command, subscription)
         subscription.add_consumer(consumer)
@@ -260,10 +267,7 @@ class Topic(TopicBase):
         for consumer in subscription.consumers:
             consumer.close_by_broker()
             subscription.remove_consumer(consumer, resetting=True)
-        subscription.close()
-        self.subscriptions.pop(name, None)
-        if subscription.durable:
-            await self.ledger.delete_cursor(name)
+        await self._delete_subscription(subscription)
 
     @staticmethod
     def _reader_start(command: pb.CommandSubscribe) -> Position:
@@ -288,10 +292,16 @@ class Topic(TopicBase):
     async def unsubscribe(self, subscription: Subscription, consumer: Consumer) -> None:
         self.check_sole_consumer(subscription, consumer)
         subscription.remove_consumer(consumer)
+        await self._delete_subscription(subscription)
+
+    async def _delete_subscription(self, subscription: Subscription) -> None:
+        """Its cursor and, with transactions on, its pending-ack log go."""
         subscription.close()
         self.subscriptions.pop(subscription.name, None)
         if subscription.durable:
             await self.ledger.delete_cursor(subscription.name)
+            if self.broker.config.transaction_coordinator_enabled:
+                await subscription.pending_acks.delete()
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -332,6 +342,7 @@ class Topic(TopicBase):
         await self._deduplication_switch.stop()
         parts = [("transaction buffer", self.transaction_buffer.close) if self.transaction_buffer else None,
                  ("deduplication snapshot", self.deduplication.close) if self.deduplication else None,
+                 *((f"pending acks of {s.name}", s.close_pending_acks) for s in self.subscriptions.values()),
                  ("compaction", self.compaction.close), ("managed ledger", self.ledger.close)]
         for part, close in filter(None, parts):
             try:

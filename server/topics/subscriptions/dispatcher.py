@@ -263,9 +263,12 @@ class Dispatcher(ABC):
         given-back entries would dilute the estimate and keep reads larger than the permits,
         each given-back entry read again."""
         throttle = self.subscription.dispatch_throttle()
+        held = self.subscription.held_acks
         messages = sent_bytes = seen_messages = seen_entries = 0
         for index, entry in enumerate(entries):
             if replaying and self.cursor.is_deleted(entry.position):
+                continue
+            if held is not None and held.hides(entry.position):   # a transaction acknowledged it
                 continue
             metadata = self._readable_metadata(entry)
             if metadata is None:
@@ -368,6 +371,13 @@ class Dispatcher(ABC):
         taken = consumer.take_pending(positions)
         self._count_unacked(consumer.unacked_messages - before)
         return taken
+
+    def replay_released(self, positions: list[Position]) -> None:
+        """An aborted transaction released these entries: deliver them again, as Pulsar's abort
+        redelivers."""
+        for position in positions:
+            self.subscription.count_redelivery(position)
+        self._replay_later(positions)
 
     def _give_back(self, entries: list[Entry], replaying: bool) -> None:
         if replaying:

@@ -57,6 +57,11 @@ class SingleActiveConsumerDispatcher(Dispatcher):
         if consumer is self.active:
             self.rewind()
 
+    def replay_released(self, positions: list["Position"]) -> None:
+        """As Pulsar's: an abort redelivers nothing here (order is kept only by redelivering
+        everything, which the active consumer asks for); the released entries come with its next
+        redelivery request or reconnection."""
+
     def _pick_active(self, joined: "Consumer | None" = None) -> None:
         chosen = pick_active(self.consumers, self.partition_index, str(self.subscription.topic.name))
         if chosen is self.active:

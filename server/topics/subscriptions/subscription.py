@@ -10,11 +10,15 @@ from managed_ledger.compacted_view import CompactedCursor
 from managed_ledger.interfaces import ManagedCursor, ManagedLedger
 from managed_ledger.position import Position
 from protocol import pulsar_api_pb2 as pb
+from protocol.entry import read_metadata
 from server.errors import ConsumerBusy, NotAllowed, ServiceNotReady
 from server.topics.message_id import position_of
 from server.topics.stats import TopicStats
+from server.transactions.interfaces import TxnID
+from server.transactions.pending_ack.ack_sets import acked_mask
+from server.transactions.pending_ack.handle import PendingAckHandle
 
-from .dispatcher import Dispatcher, ReadLimits, unacked_in
+from .dispatcher import Dispatcher, ReadLimits, messages_in, unacked_in
 from .dispatcher_key_shared import KeySharedDispatcher, LookAheadLimits
 from .dispatcher_shared import SharedDispatcher
 from .dispatcher_single_active import SingleActiveConsumerDispatcher
@@ -53,6 +57,8 @@ class Subscription:
         #: When it was loaded, or a consumer last joined, left or acknowledged (wall clock,
         #: seconds): subscription expiration measures inactivity from it.
         self.last_active = time.time()
+        #: Its transactions' acks, made on first use (see pending_acks).
+        self._pending_acks: PendingAckHandle | None = None
 
     @property
     def durable(self) -> bool:
@@ -156,8 +162,7 @@ class Subscription:
     # -- acknowledgements -----------------------------------------------------------------
 
     def acknowledge(self, consumer: "Consumer", ack: pb.CommandAck) -> None:
-        if ack.HasField("txnid_most_bits") or ack.HasField("txnid_least_bits"):
-            raise NotAllowed("Transactions are not enabled on this broker")
+        """A plain acknowledgement (see acknowledge_in_txn for those carrying a transaction)."""
         self.last_active = time.time()
         if ack.ack_type == pb.CommandAck.Cumulative:
             self._acknowledge_cumulative(consumer, ack)
@@ -177,12 +182,15 @@ class Subscription:
         for position in whole:
             self.redelivery_counts.pop(position, None)
 
-    def _acknowledge_cumulative(self, consumer: "Consumer", ack: pb.CommandAck) -> None:
+    def _cumulative_id(self, ack: pb.CommandAck) -> pb.MessageIdData:
         if self.sub_type in SHARED_TYPES:
             raise NotAllowed("Cumulative acknowledgement is not allowed on Shared and Key_Shared subscriptions")
         if len(ack.message_id) != 1:
             raise NotAllowed("A cumulative acknowledgement carries exactly one message id")
-        message_id = ack.message_id[0]
+        return ack.message_id[0]
+
+    def _acknowledge_cumulative(self, consumer: "Consumer", ack: pb.CommandAck) -> None:
+        message_id = self._cumulative_id(ack)
         position = position_of(message_id)
         if self._acknowledge_in_part(consumer, position, message_id):
             position = Position(position.ledger_id, position.entry_id - 1)
@@ -227,9 +235,103 @@ class Subscription:
         return True
 
     def ack_set_for_dispatch(self, position: Position) -> list[int] | None:
-        if not self.topic.broker.config.batch_index_ack_enabled:
-            return None
-        return self.cursor.batch_ack_set(position)
+        """The batch indexes still to deliver: those the cursor has not recorded as acknowledged
+        (acknowledgmentAtBatchIndexLevelEnabled) and, as in Pulsar whatever that key says, no
+        transaction holds."""
+        words = self.cursor.batch_ack_set(position) if self.topic.broker.config.batch_index_ack_enabled else None
+        if self._pending_acks is not None:
+            words = self._pending_acks.unacked_words(position, words)
+        return words
+
+    # -- transactions -----------------------------------------------------------------------
+
+    @property
+    def topic_name(self) -> str:
+        return str(self.topic.name)
+
+    @property
+    def pending_acks(self) -> PendingAckHandle:
+        """Its transactions' acks (the transactions contract's PendingAcks)."""
+        if self._pending_acks is None:
+            self._pending_acks = PendingAckHandle(self, self.topic.broker.storage)
+        return self._pending_acks
+
+    @property
+    def held_acks(self) -> PendingAckHandle | None:
+        """The pending acks while a transaction holds some (dispatch skips what they hide)."""
+        pending = self._pending_acks
+        return pending if pending is not None and pending.holds_any else None
+
+    async def acknowledge_in_txn(self, consumer: "Consumer", ack: pb.CommandAck) -> None:
+        """An ACK carrying a transaction: held in the pending acks (durably) until it ends, as
+        Pulsar's transactionIndividualAcknowledge / transactionCumulativeAcknowledge. The
+        consumer no longer counts what it acknowledged as unacknowledged."""
+        if not self.topic.broker.config.transaction_coordinator_enabled:
+            raise NotAllowed("Server don't support transaction ack!")
+        if not self.durable:   # its pending-ack log would outlive it
+            raise NotAllowed("Transaction acknowledge is only supported on durable subscriptions")
+        txn = TxnID(ack.txnid_most_bits, ack.txnid_least_bits)
+        self.last_active = time.time()
+        if ack.ack_type == pb.CommandAck.Cumulative:
+            message_id = self._cumulative_id(ack)
+            position = position_of(message_id)
+            if any(message_id.ack_set):   # a batch acknowledged in part: the entries before it
+                position = Position(position.ledger_id, position.entry_id - 1)
+            await self.pending_acks.acknowledge_cumulative(txn, position)
+            if self.dispatcher is not None:
+                self.dispatcher.acknowledged_up_to(consumer, position)
+            return
+        acks: dict[Position, tuple[int | None, int]] = {}
+        for message_id in ack.message_id:
+            position = position_of(message_id)
+            size = message_id.batch_size if message_id.HasField("batch_size") else 0
+            if any(message_id.ack_set):
+                size = size or await self._batch_size(position)
+                acks[position] = (acked_mask(list(message_id.ack_set), size), size)
+            else:
+                acks[position] = (None, size)
+        pending = self.pending_acks
+        await pending.acknowledge_individual(txn, acks)
+        if self.dispatcher is not None:
+            for position in acks:
+                left = self.ack_set_for_dispatch(position)
+                if pending.hides(position) or (left is not None and not any(left)):
+                    self.dispatcher.acknowledged(consumer, [position])
+                elif left is not None:
+                    self.dispatcher.acknowledged_in_part(consumer, position, unacked_in(left))
+
+    async def _batch_size(self, position: Position) -> int:
+        """The messages in a stored entry (for a client that sent no batch_size)."""
+        entry = await self.topic.ledger.read_entry(position)
+        return messages_in(read_metadata(entry.data)) if entry is not None else 0
+
+    def commit_acks(self, acks: dict[Position, list[int] | None]) -> None:
+        """A transaction's individual acks, committed: whole entries and batch indexes."""
+        whole = [p for p, words in acks.items() if words is None or not any(words)]
+        if self.topic.broker.config.batch_index_ack_enabled:
+            for position, words in acks.items():
+                if words is not None and any(words):
+                    self.cursor.ack_batch_indexes(position, words)
+        self.cursor.delete(whole)
+        for position in whole:
+            self.redelivery_counts.pop(position, None)
+        self.notify_if_end_reached()
+
+    def commit_cumulative(self, position: Position) -> None:
+        if position > self.cursor.mark_delete_position:
+            self.cursor.mark_delete(position)
+        for acked in [p for p in self.redelivery_counts if p <= position]:
+            del self.redelivery_counts[acked]
+        self.notify_if_end_reached()
+
+    async def close_pending_acks(self) -> None:
+        if self._pending_acks is not None:
+            await self._pending_acks.close()
+
+    def redeliver_released(self, positions: list[Position]) -> None:
+        """An aborted transaction released these messages (individually acknowledged ones)."""
+        if self.dispatcher is not None:
+            self.dispatcher.replay_released(positions)
 
     # -- redelivery and seek ----------------------------------------------------------------
 

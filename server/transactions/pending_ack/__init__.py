@@ -1,0 +1,1 @@
+"""Pending acks: each subscription's transactional acknowledgements, held until their transaction ends."""
