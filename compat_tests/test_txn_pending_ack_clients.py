@@ -38,7 +38,7 @@ def java_report(java_command, txn_broker):
 @pytest.fixture(scope="module")
 def go_output(go_binaries, txn_broker) -> str:
     go_binary = go_binaries[0]
-    env = {**os.environ, "PULSAR_SERVICE_URL": txn_broker.service_url,
+    env = {**os.environ, "PULSAR_TXN_SERVICE_URL": txn_broker.service_url,
            "PENDING_ACK_COMMIT_TOPIC": f"persistent://public/default/{GO_COMMIT_TOPIC}"}
     done = subprocess.run(
         [str(go_binary), "-test.run", "^TestTxnPendingAck", "-test.v", "-test.count=1",

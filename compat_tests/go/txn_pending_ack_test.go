@@ -1,40 +1,20 @@
 package compat
 
 // Pending acks with the Go client's EnableTransaction (run by test_txn_pending_ack_clients.py
-// against a broker with transactionCoordinatorEnabled=true in PULSAR_SERVICE_URL): acks in a
-// transaction are held until it ends, an abort delivers the messages again, a commit keeps them
-// acknowledged (PENDING_ACK_COMMIT_TOPIC names its topic: the test restarts the broker after it
-// and checks), and consume-transform-produce acks one topic and produces to another in one
-// transaction.
+// against a broker with transactionCoordinatorEnabled=true in PULSAR_TXN_SERVICE_URL, with
+// txn_buffer_test.go's client): acks in a transaction are held until it ends, an abort delivers
+// the messages again, a commit keeps them acknowledged (PENDING_ACK_COMMIT_TOPIC names its topic:
+// the test restarts the broker after it and checks), and consume-transform-produce acks one
+// topic and produces to another in one transaction.
 
 import (
 	"context"
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apache/pulsar-client-go/pulsar"
-	"github.com/apache/pulsar-client-go/pulsar/log"
-	"github.com/sirupsen/logrus"
 )
-
-func txnClient(t *testing.T) pulsar.Client {
-	logger := logrus.StandardLogger()
-	logger.SetLevel(logrus.WarnLevel)
-	c, err := pulsar.NewClient(pulsar.ClientOptions{
-		URL: serviceURL(t, "PULSAR_SERVICE_URL"), OperationTimeout: 10 * time.Second,
-		EnableTransaction: true, Logger: log.NewLoggerWithLogrus(logger),
-	})
-	noErr(t, err)
-	t.Cleanup(c.Close)
-	return c
-}
-
-func begin(t *testing.T, c pulsar.Client) pulsar.Transaction {
-	t.Helper()
-	return result(c.NewTransaction(time.Minute)).must(t)
-}
 
 func sharedConsumer(t *testing.T, c pulsar.Client, topic, subscription string) pulsar.Consumer {
 	t.Helper()

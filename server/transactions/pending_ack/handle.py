@@ -303,10 +303,11 @@ class PendingAckHandle:
         return stats
 
     def stats_of(self, txn: TxnID) -> dict[str, Any]:
-        """Pulsar's TransactionInPendingAckStats: where txn's cumulative ack holds, if it has one."""
+        """Pulsar's TransactionInPendingAckStats: where txn's cumulative ack holds, if it has one
+        (a null field is left out of Pulsar's JSON)."""
         held = self._txns.get(txn)
         position = held.cumulative if held is not None else None
-        return {"cumulativeAckPosition": None if position is None else f"{position.ledger_id}:{position.entry_id}"}
+        return {} if position is None else {"cumulativeAckPosition": f"{position.ledger_id}:{position.entry_id}"}
 
     # -- lifecycle ------------------------------------------------------------------------
 
