@@ -9,7 +9,9 @@ Authorization (authorizationEnabled) follows Pulsar's admin resources: super use
 everything; a tenant's admin roles everything under /admin/v2/{namespaces|persistent|
 non-persistent|schemas}/{tenant}/... and reading the tenant; the lookups clients make over
 HTTP (topic lookup, partitions, schema) need the lookup permission, a namespace's topic list the
-consume permission; the rest (clusters, brokers, creating tenants) needs a super user. 403 otherwise.
+consume permission; the transaction reads of admin v3 are open to every authenticated role (Pulsar
+3.0's TransactionsBase checks ownership only); the rest (clusters, brokers, creating tenants)
+needs a super user. 403 otherwise.
 """
 
 from __future__ import annotations
@@ -50,11 +52,14 @@ def authentication_middleware(authentication: Authentication, authenticate_metri
 
 #: GETs that clients (not administrators) make over HTTP: they need the lookup permission.
 CLIENT_TOPIC_READS = ("lookup", "partitions", "schema")
+#: Reads that Pulsar serves to any authenticated role.
+OPEN_READS = ("/admin/v3/transactions/",)
 
 
 def authorization_middleware(authorization: Authorization):
     async def authorize(request: web.Request, handler):
         if (not authorization.enabled or ROLE not in request or request.path in METRICS_PATHS
+                or (request.method == "GET" and request.path.startswith(OPEN_READS))
                 or authorization.is_super_user(request[ROLE])):
             return await handler(request)
         reason = await _refusal(authorization, request, request[ROLE])
