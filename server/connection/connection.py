@@ -21,16 +21,16 @@ from protocol import commands
 from protocol import pulsar_api_pb2 as pb
 from protocol.codec import Frame, FrameDecoder, ProtocolError, Send, encode_command
 from protocol.commands import negotiate_protocol_version
-from server.errors import BrokerError, MetadataError, NotAllowed, ServiceNotReady, server_error_of
+from server.errors import BrokerError, NotAllowed, ServiceNotReady, server_error_of
 from server.policies.topic_limits import check_consumer_room, check_producer_room, message_size_limit
 from server.security.authorization import CONSUME, LOOKUP, PRODUCE
 from server.security.client_auth import ClientAuth
 from server.topics.message_id import position_of, seek_position
-from server.topics.schema_registry import BYTES_SCHEMA, BYTES_VERSION
 from server.topics.topic_name import TopicName
 
 from .keepalive import Keepalive
 from .send_refusal import refusal_of
+from .client_queries import HANDLERS as CLIENT_QUERY_HANDLERS
 from .transactions import HANDLERS as TXN_HANDLERS
 from .txn_buffer import HANDLERS as TXN_BUFFER_HANDLERS
 from .txn_subscriptions import HANDLERS as TXN_SUBSCRIPTION_HANDLERS
@@ -237,7 +237,7 @@ class Connection(asyncio.Protocol):
         if self.auth.pending and kind not in _BEFORE_AUTH:
             raise ProtocolError(f"{Cmd.Type.Name(kind)} before authentication completed")
 
-    def _respond(self, request_id: int, work: Awaitable[Cmd | None], on_error: ErrorBuilder = commands.error,
+    def respond(self, request_id: int, work: Awaitable[Cmd | None], on_error: ErrorBuilder = commands.error,
                  answered: Callable[[], None] | None = None) -> None:
         """Run a request in the background; write its answer (then call `answered`), or the
         error it raised."""
@@ -287,7 +287,7 @@ class Connection(asyncio.Protocol):
 
     def _on_lookup(self, command: Cmd, frame: Frame) -> None:
         lookup = command.lookupTopic
-        self._respond(lookup.request_id, self._lookup(lookup), commands.lookup_failed)
+        self.respond(lookup.request_id, self._lookup(lookup), commands.lookup_failed)
 
     async def _lookup(self, lookup: pb.CommandLookupTopic) -> Cmd:
         name = TopicName.parse(lookup.topic)
@@ -301,7 +301,7 @@ class Connection(asyncio.Protocol):
 
     def _on_partitioned_metadata(self, command: Cmd, frame: Frame) -> None:
         request = command.partitionMetadata
-        self._respond(request.request_id, self._partitions(request), commands.partitioned_metadata_failed)
+        self.respond(request.request_id, self._partitions(request), commands.partitioned_metadata_failed)
 
     async def _partitions(self, request: pb.CommandPartitionedTopicMetadata) -> Cmd:
         """Pulsar auto-creates metadata only if both the client (PIP-344) and the broker allow it."""
@@ -314,7 +314,7 @@ class Connection(asyncio.Protocol):
     # -- producing --------------------------------------------------------------------------
 
     def _on_producer(self, command: Cmd, frame: Frame) -> None:
-        self._respond(command.producer.request_id, self._create_producer(command.producer))
+        self.respond(command.producer.request_id, self._create_producer(command.producer))
 
     async def _create_producer(self, request: pb.CommandProducer) -> Cmd:
         existing = self._producers.get(request.producer_id)
@@ -434,7 +434,7 @@ class Connection(asyncio.Protocol):
 
     def _on_subscribe(self, command: Cmd, frame: Frame) -> None:
         request = command.subscribe
-        self._respond(request.request_id, self._subscribe(request),
+        self.respond(request.request_id, self._subscribe(request),
                       answered=partial(self._confirm_subscribed, request.consumer_id))
 
     def _confirm_subscribed(self, consumer_id: int) -> None:
@@ -516,7 +516,7 @@ class Connection(asyncio.Protocol):
         self.write(commands.close_consumer(consumer.consumer_id, NO_REQUEST))
 
     def _on_unsubscribe(self, command: Cmd, frame: Frame) -> None:
-        self._respond(command.unsubscribe.request_id, self._unsubscribe(command.unsubscribe))
+        self.respond(command.unsubscribe.request_id, self._unsubscribe(command.unsubscribe))
 
     async def _unsubscribe(self, request: pb.CommandUnsubscribe) -> Cmd:
         consumer = self._consumer(request.consumer_id)
@@ -526,7 +526,7 @@ class Connection(asyncio.Protocol):
         return commands.success(request.request_id)
 
     def _on_seek(self, command: Cmd, frame: Frame) -> None:
-        self._respond(command.seek.request_id, self._seek(command.seek))
+        self.respond(command.seek.request_id, self._seek(command.seek))
 
     async def _seek(self, request: pb.CommandSeek) -> Cmd:
         subscription = self._consumer(request.consumer_id).subscription
@@ -544,7 +544,7 @@ class Connection(asyncio.Protocol):
 
     def _on_get_last_message_id(self, command: Cmd, frame: Frame) -> None:
         request = command.getLastMessageId
-        self._respond(request.request_id, self._last_message_id(request))
+        self.respond(request.request_id, self._last_message_id(request))
 
     async def _last_message_id(self, request: pb.CommandGetLastMessageId) -> Cmd:
         consumer = self._consumer(request.consumer_id)
@@ -557,43 +557,6 @@ class Connection(asyncio.Protocol):
         )
 
     # -- namespaces and schemas -------------------------------------------------------------
-
-    def _on_get_topics_of_namespace(self, command: Cmd, frame: Frame) -> None:
-        request = command.getTopicsOfNamespace
-        self._respond(request.request_id, self._topics_of_namespace(request))
-
-    async def _topics_of_namespace(self, request: pb.CommandGetTopicsOfNamespace) -> Cmd:
-        if not TopicName.is_valid_namespace(request.namespace):   # Pulsar: MetadataError
-            raise MetadataError(f"Invalid namespace name {request.namespace!r}")
-        await self.broker.authorization.check_namespace(self.auth.role, request.namespace, CONSUME,
-                                                        "Client is not authorized to GetTopicsOfNamespace")
-        topics = await self.broker.topics_of_namespace(request.namespace, request.mode)
-        reply = commands.topics_of_namespace(request.request_id, topics)
-        if request.HasField("topics_hash") and request.topics_hash == reply.getTopicsOfNamespaceResponse.topics_hash:
-            return commands.topics_of_namespace(request.request_id, [], topics_hash=request.topics_hash, changed=False)
-        return reply
-
-    def _on_get_schema(self, command: Cmd, frame: Frame) -> None:
-        request = command.getSchema
-        self._respond(request.request_id, self._get_schema(request), commands.schema_error)
-
-    async def _get_schema(self, request: pb.CommandGetSchema) -> Cmd:
-        if request.HasField("schema_version") and request.schema_version == BYTES_VERSION:
-            return commands.schema_response(request.request_id, BYTES_SCHEMA, BYTES_VERSION)
-        version = int.from_bytes(request.schema_version, "big") if request.HasField("schema_version") else None
-        found = await self.broker.schemas.get(TopicName.parse(request.topic), version)
-        if found is None:
-            return commands.schema_error(request.request_id, pb.TopicNotFound, "Topic not found or no-schema")
-        schema, schema_version = found
-        return commands.schema_response(request.request_id, schema, schema_version)
-
-    def _on_get_or_create_schema(self, command: Cmd, frame: Frame) -> None:
-        request = command.getOrCreateSchema
-        self._respond(request.request_id, self._get_or_create_schema(request), commands.get_or_create_schema_error)
-
-    async def _get_or_create_schema(self, request: pb.CommandGetOrCreateSchema) -> Cmd:
-        version = await self.broker.schemas.register(TopicName.parse(request.topic), request.schema)
-        return commands.get_or_create_schema_response(request.request_id, version or BYTES_VERSION)
 
 
 _HANDLERS: dict[int, Callable[[Connection, Cmd, Frame], None]] = {
@@ -614,9 +577,7 @@ _HANDLERS: dict[int, Callable[[Connection, Cmd, Frame], None]] = {
     Cmd.UNSUBSCRIBE: Connection._on_unsubscribe,
     Cmd.SEEK: Connection._on_seek,
     Cmd.GET_LAST_MESSAGE_ID: Connection._on_get_last_message_id,
-    Cmd.GET_TOPICS_OF_NAMESPACE: Connection._on_get_topics_of_namespace,
-    Cmd.GET_SCHEMA: Connection._on_get_schema,
-    Cmd.GET_OR_CREATE_SCHEMA: Connection._on_get_or_create_schema,
+    **CLIENT_QUERY_HANDLERS,
     **TXN_HANDLERS,
     **TXN_BUFFER_HANDLERS,
     **TXN_SUBSCRIPTION_HANDLERS,

@@ -38,7 +38,7 @@ def _serve(connection: "Connection", command: Cmd, work) -> None:
     if coordinators is None:
         connection.write(refusal(command, connection.remote))
         return
-    connection._respond(commands.request_id_of(command), work(coordinators),
+    connection.respond(commands.request_id_of(command), work(coordinators),
                         lambda _request_id, code, message: commands.txn_error(command, code, message))
 
 

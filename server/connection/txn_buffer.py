@@ -41,7 +41,7 @@ def on_end_txn_on_partition(connection: "Connection", command: Cmd, frame: Frame
         connection.write(refusal(command, connection.remote))
         return
     request = command.endTxnOnPartition
-    connection._respond(request.request_id, _end_on_partition(connection, command),
+    connection.respond(request.request_id, _end_on_partition(connection, command),
                         lambda _request_id, code, message: commands.txn_error(command, code, message))
 
 

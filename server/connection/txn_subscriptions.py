@@ -51,7 +51,7 @@ def on_txn_ack(connection: "Connection", ack: pb.CommandAck) -> None:
             return reply(exc.code, str(exc))
         return reply()
 
-    connection._respond(ack.request_id, work(), lambda _request_id, code, message: commands.ack_response(
+    connection.respond(ack.request_id, work(), lambda _request_id, code, message: commands.ack_response(
         ack.consumer_id, ack.request_id, code, message, txn))
 
 
@@ -70,7 +70,7 @@ def on_end_txn_on_subscription(connection: "Connection", command: Cmd, frame: Fr
                                                txn, request.txn_action)
         return commands.txn_response(command)
 
-    connection._respond(request.request_id, work(),
+    connection.respond(request.request_id, work(),
                         lambda _request_id, code, message: commands.txn_error(command, code, message))
 
 
