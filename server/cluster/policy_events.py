@@ -13,17 +13,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from aiohttp import ClientError, ClientSession   # as a client only: the web port is server.web's
-
 from server import web
 from server.admin.brokers import redirect_url
 from server.admin.errors import BAD_REQUEST, query_flag, read_json, require, rest_handler
-from server.errors import ServiceNotReady
 from server.policies.change_events import change_events_topic
 from server.policies.topic_policies import TopicPolicies
 from server.topics.topic_name import TopicName
 
 from .cluster_lookup import ClusterLookup
+from .owner_post import post_to_owner
 
 EVENTS_PATH = "/admin/v2/pulsard/topic-policy-events"
 
@@ -35,14 +33,8 @@ class ForwardedEvents:
         self._url = http_url + EVENTS_PATH
 
     async def append(self, topic: TopicName, policies: dict[str, Any] | None) -> None:
-        try:
-            async with ClientSession() as session:
-                async with session.post(self._url, json={"topic": str(topic), "policies": policies}) as response:
-                    if response.status >= 400:   # 307s are followed
-                        raise ServiceNotReady(f"Topic policies of {topic} not stored: {response.status} "
-                                              f"{await response.text()}")
-        except ClientError as exc:
-            raise ServiceNotReady(f"Topic policies of {topic} not stored: {exc}") from exc
+        await post_to_owner(self._url, {"topic": str(topic), "policies": policies},
+                            f"Topic policies of {topic} not stored")
 
 
 def policy_event_routes(policies: TopicPolicies, lookup: ClusterLookup) -> list[web.RouteDef]:

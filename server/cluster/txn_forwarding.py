@@ -12,19 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from aiohttp import ClientError, ClientSession, ClientTimeout   # as a client only
-
 from server import web
 from server.admin.brokers import redirect_url
 from server.admin.errors import BAD_REQUEST, query_flag, read_json, require, rest_handler
-from server.errors import ServiceNotReady
 from server.topics.topic_name import TopicName
 from server.transactions.interfaces import ABORT, COMMIT, TransactionParticipants, TxnID
 
 from .cluster_lookup import ClusterLookup
+from .owner_post import post_to_owner
 
 END_PATH = "/admin/v2/pulsard/transaction-ends"
-_TIMEOUT_S = 30
 
 
 class ForwardedParticipants:
@@ -42,14 +39,7 @@ class ForwardedParticipants:
                           "leastBits": txn.least_bits, "action": action})
 
     async def _post(self, body: dict[str, Any]) -> None:
-        try:
-            async with ClientSession(timeout=ClientTimeout(total=_TIMEOUT_S)) as session:
-                async with session.post(self._url, json=body) as response:   # 307s are followed
-                    if response.status >= 400:
-                        raise ServiceNotReady(f"ending transaction on {body['topic']} failed: {response.status} "
-                                              f"{await response.text()}")
-        except ClientError as exc:
-            raise ServiceNotReady(f"ending transaction on {body['topic']} failed: {exc}") from exc
+        await post_to_owner(self._url, body, f"ending transaction on {body['topic']} failed")
 
 
 def _valid(body: Any) -> bool:

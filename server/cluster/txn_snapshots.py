@@ -12,19 +12,16 @@ from __future__ import annotations
 
 import base64
 
-from aiohttp import ClientError, ClientSession, ClientTimeout   # as a client only
-
 from server import web
 from server.admin.brokers import redirect_url
 from server.admin.errors import BAD_REQUEST, query_flag, read_json, require, rest_handler
-from server.errors import ServiceNotReady
 from server.topics.topic_name import TopicName
 from server.transactions.buffer.snapshots import TopicSnapshots, snapshot_topic
 
 from .cluster_lookup import ClusterLookup
+from .owner_post import post_to_owner
 
 SNAPSHOTS_PATH = "/admin/v2/pulsard/transaction-buffer-snapshots"
-_TIMEOUT_S = 30
 
 
 class ForwardedSnapshots:
@@ -35,14 +32,7 @@ class ForwardedSnapshots:
 
     async def append(self, topic: TopicName, record: bytes) -> None:
         body = {"topic": str(topic), "record": base64.b64encode(record).decode()}
-        try:
-            async with ClientSession(timeout=ClientTimeout(total=_TIMEOUT_S)) as session:
-                async with session.post(self._url, json=body) as response:   # 307s are followed
-                    if response.status >= 400:
-                        raise ServiceNotReady(f"transaction buffer snapshot of {topic} not stored: "
-                                              f"{response.status} {await response.text()}")
-        except ClientError as exc:
-            raise ServiceNotReady(f"transaction buffer snapshot of {topic} not stored: {exc}") from exc
+        await post_to_owner(self._url, body, f"transaction buffer snapshot of {topic} not stored")
 
 
 def txn_snapshot_routes(snapshots: TopicSnapshots, lookup: ClusterLookup) -> list[web.RouteDef]:

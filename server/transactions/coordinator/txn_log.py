@@ -14,11 +14,11 @@ properties.
 from __future__ import annotations
 
 import asyncio
-import json
-from typing import Any, AsyncIterator, Iterable, Protocol
+from typing import AsyncIterator, Iterable, Protocol
 
 from managed_ledger.interfaces import ManagedCursor, ManagedLedger, MetadataStore
 from managed_ledger.position import InitialPosition, Position
+from server.transactions.record_log import Record, append_record, unacknowledged_records
 
 LOG_PREFIX = "persistent://pulsar/system/__transaction_log_"
 #: Pulsar's MLTransactionLogImpl.TRANSACTION_SUBSCRIPTION_NAME
@@ -26,9 +26,6 @@ CURSOR_NAME = "transaction.subscription"
 SEQUENCE_PATH = "/transactions/coordinators/{tc}/reserved-sequence"
 #: Ids reserved per metadata write.
 BLOCK = 1000
-_READ_BATCH = 500
-
-Record = dict[str, Any]
 
 
 class LedgerOpener(Protocol):
@@ -73,19 +70,11 @@ class TransactionLog:
 
     async def replay(self) -> AsyncIterator[tuple[Position, Record]]:
         """The records not acknowledged yet, in log order."""
-        position = self.ledger.next_position(self._cursor.mark_delete_position)
-        last = self.ledger.last_confirmed_entry
-        while position <= last:
-            entries = await self.ledger.read_entries(position, _READ_BATCH)
-            if not entries:
-                break
-            for entry in entries:
-                if not self._cursor.is_deleted(entry.position):
-                    yield entry.position, json.loads(entry.data)
-            position = self.ledger.next_position(entries[-1].position)
+        async for item in unacknowledged_records(self.ledger, self._cursor):
+            yield item
 
     async def append(self, record: Record) -> Position:
-        position = await self.ledger.add_entry(json.dumps(record, separators=(",", ":")).encode())
+        position = await append_record(self.ledger, record)
         self.appended += 1
         return position
 

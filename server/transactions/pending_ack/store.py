@@ -12,18 +12,15 @@ between logging a commit and persisting the cursor loses nothing.
 
 from __future__ import annotations
 
-import json
-from typing import Any, AsyncIterator, Iterable, Protocol
+from typing import AsyncIterator, Iterable, Protocol
 
 from managed_ledger.interfaces import ManagedCursor, ManagedLedger
 from managed_ledger.position import InitialPosition, Position
+from server.transactions.record_log import Record, append_record, unacknowledged_records
 
 #: Pulsar's SystemTopicNames.PENDING_ACK_STORE_SUFFIX and MLPendingAckStore's cursor name.
 SUFFIX = "__transaction_pending_ack"
 CURSOR_NAME = "__pending_ack_state"
-_READ_BATCH = 500
-
-Record = dict[str, Any]
 
 
 class LedgerStorage(Protocol):
@@ -53,20 +50,12 @@ class PendingAckLog:
 
     async def replay(self) -> AsyncIterator[tuple[Position, Record]]:
         """The records not acknowledged yet, in log order."""
-        position = self.ledger.next_position(self._cursor.mark_delete_position)
-        last = self.ledger.last_confirmed_entry
-        while position <= last:
-            entries = await self.ledger.read_entries(position, _READ_BATCH)
-            if not entries:
-                break
-            for entry in entries:
-                if not self._cursor.is_deleted(entry.position):
-                    yield entry.position, json.loads(entry.data)
-            position = self.ledger.next_position(entries[-1].position)
+        async for item in unacknowledged_records(self.ledger, self._cursor):
+            yield item
 
     async def append(self, record: Record) -> Position:
         """On disk when this returns."""
-        return await self.ledger.add_entry(json.dumps(record, separators=(",", ":")).encode())
+        return await append_record(self.ledger, record)
 
     def forget(self, positions: Iterable[Position]) -> None:
         """Records of an ended transaction whose outcome is durable elsewhere: they may go."""
