@@ -3,8 +3,6 @@ consumers poll) and schemas, looked up or registered by version."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
 from protocol.codec import Frame
@@ -13,18 +11,17 @@ from server.security.authorization import CONSUME
 from server.topics.schema_registry import BYTES_SCHEMA, BYTES_VERSION
 from server.topics.topic_name import TopicName
 
-if TYPE_CHECKING:
-    from .connection import Connection
+from .command_context import CommandContext
 
 Cmd = pb.BaseCommand
 
 
-def _on_get_topics_of_namespace(connection: "Connection", command: Cmd, frame: Frame) -> None:
+def _on_get_topics_of_namespace(connection: CommandContext, command: Cmd, frame: Frame) -> None:
     request = command.getTopicsOfNamespace
     connection.respond(request.request_id, _topics_of_namespace(connection, request))
 
 
-async def _topics_of_namespace(connection: "Connection", request: pb.CommandGetTopicsOfNamespace) -> Cmd:
+async def _topics_of_namespace(connection: CommandContext, request: pb.CommandGetTopicsOfNamespace) -> Cmd:
     if not TopicName.is_valid_namespace(request.namespace):   # Pulsar: MetadataError
         raise MetadataError(f"Invalid namespace name {request.namespace!r}")
     broker = connection.broker
@@ -37,12 +34,12 @@ async def _topics_of_namespace(connection: "Connection", request: pb.CommandGetT
     return reply
 
 
-def _on_get_schema(connection: "Connection", command: Cmd, frame: Frame) -> None:
+def _on_get_schema(connection: CommandContext, command: Cmd, frame: Frame) -> None:
     request = command.getSchema
     connection.respond(request.request_id, _get_schema(connection, request), commands.schema_error)
 
 
-async def _get_schema(connection: "Connection", request: pb.CommandGetSchema) -> Cmd:
+async def _get_schema(connection: CommandContext, request: pb.CommandGetSchema) -> Cmd:
     if request.HasField("schema_version") and request.schema_version == BYTES_VERSION:
         return commands.schema_response(request.request_id, BYTES_SCHEMA, BYTES_VERSION)
     version = int.from_bytes(request.schema_version, "big") if request.HasField("schema_version") else None
@@ -53,13 +50,13 @@ async def _get_schema(connection: "Connection", request: pb.CommandGetSchema) ->
     return commands.schema_response(request.request_id, schema, schema_version)
 
 
-def _on_get_or_create_schema(connection: "Connection", command: Cmd, frame: Frame) -> None:
+def _on_get_or_create_schema(connection: CommandContext, command: Cmd, frame: Frame) -> None:
     request = command.getOrCreateSchema
     connection.respond(request.request_id, _get_or_create_schema(connection, request),
                        commands.get_or_create_schema_error)
 
 
-async def _get_or_create_schema(connection: "Connection", request: pb.CommandGetOrCreateSchema) -> Cmd:
+async def _get_or_create_schema(connection: CommandContext, request: pb.CommandGetOrCreateSchema) -> Cmd:
     version = await connection.broker.schemas.register(TopicName.parse(request.topic), request.schema)
     return commands.get_or_create_schema_response(request.request_id, version or BYTES_VERSION)
 

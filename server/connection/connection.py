@@ -31,6 +31,7 @@ from server.topics.topic_name import TopicName
 from .keepalive import Keepalive
 from .send_refusal import refusal_of
 from .client_queries import HANDLERS as CLIENT_QUERY_HANDLERS
+from .command_context import ErrorBuilder
 from .transactions import HANDLERS as TXN_HANDLERS
 from .txn_buffer import HANDLERS as TXN_BUFFER_HANDLERS
 from .txn_subscriptions import HANDLERS as TXN_SUBSCRIPTION_HANDLERS
@@ -60,7 +61,6 @@ NO_REQUEST = -1
 END_OF_TOPIC_CLIENTS = ("Pulsar-Java-v",)
 #: What a client may send while its CONNECT is being authenticated.
 _BEFORE_AUTH = (Cmd.CONNECT, Cmd.PING, Cmd.PONG)
-ErrorBuilder = Callable[[int, int, str], Cmd]
 
 
 class Connection(asyncio.Protocol):
@@ -374,6 +374,10 @@ class Connection(asyncio.Protocol):
             if run:
                 producer.publish(run)
 
+    def admitted_producer(self, send: Send) -> "Producer | None":
+        producer = self._producers.get(send.producer_id)
+        return producer if self._admitted(send, producer) else None
+
     def _admitted(self, send: Send, producer: "Producer | None") -> bool:
         """Every unbatched message passes here; a refused SEND is answered here."""
         if not self._handshake_done or self.auth.pending:
@@ -459,7 +463,7 @@ class Connection(asyncio.Protocol):
         self._consumers[request.consumer_id] = consumer
         return commands.success(request.request_id)
 
-    def _consumer(self, consumer_id: int) -> "Consumer":
+    def consumer(self, consumer_id: int) -> "Consumer":
         consumer = self._consumers.get(consumer_id)
         if consumer is None:
             raise NotAllowed(f"Consumer {consumer_id} is not connected")
@@ -476,7 +480,7 @@ class Connection(asyncio.Protocol):
             on_txn_ack(self, ack)
             return
         try:
-            consumer = self._consumer(ack.consumer_id)
+            consumer = self.consumer(ack.consumer_id)
             consumer.subscription.acknowledge(consumer, ack)
         except BrokerError as exc:
             log.info("acknowledgement from %s refused: %s", self.remote, exc)
@@ -519,7 +523,7 @@ class Connection(asyncio.Protocol):
         self.respond(command.unsubscribe.request_id, self._unsubscribe(command.unsubscribe))
 
     async def _unsubscribe(self, request: pb.CommandUnsubscribe) -> Cmd:
-        consumer = self._consumer(request.consumer_id)
+        consumer = self.consumer(request.consumer_id)
         subscription = consumer.subscription
         await subscription.topic.unsubscribe(subscription, consumer)
         self._consumers.pop(request.consumer_id, None)
@@ -529,7 +533,7 @@ class Connection(asyncio.Protocol):
         self.respond(command.seek.request_id, self._seek(command.seek))
 
     async def _seek(self, request: pb.CommandSeek) -> Cmd:
-        subscription = self._consumer(request.consumer_id).subscription
+        subscription = self.consumer(request.consumer_id).subscription
         topic = subscription.topic
         if not topic.name.persistent:
             raise NotAllowed(f"Seek is not supported on non-persistent topic {topic.name}")
@@ -547,7 +551,7 @@ class Connection(asyncio.Protocol):
         self.respond(request.request_id, self._last_message_id(request))
 
     async def _last_message_id(self, request: pb.CommandGetLastMessageId) -> Cmd:
-        consumer = self._consumer(request.consumer_id)
+        consumer = self.consumer(request.consumer_id)
         topic = consumer.subscription.topic
         last, batch_index = await topic.last_message_id()
         mark_delete = consumer.subscription.cursor.mark_delete_position

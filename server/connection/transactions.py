@@ -8,8 +8,6 @@ user) may add to it or end it; another one is told TransactionNotFound.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
 from protocol.codec import Frame
@@ -17,10 +15,8 @@ from server.errors import BrokerError
 from server.transactions.coordinator.service import TransactionCoordinators
 from server.transactions.interfaces import TxnID
 
+from .command_context import CommandContext
 from .unserved import refusal
-
-if TYPE_CHECKING:
-    from .connection import Connection
 
 Cmd = pb.BaseCommand
 
@@ -32,7 +28,7 @@ class TxnOwnerMismatch(BrokerError):
         super().__init__(f"Client ({role}) is neither the owner of the transaction {txn} nor a super user")
 
 
-def _serve(connection: "Connection", command: Cmd, work) -> None:
+def _serve(connection: CommandContext, command: Cmd, work) -> None:
     """Answer in the request's own response form, or refuse when transactions are off."""
     coordinators = connection.broker.transactions
     if coordinators is None:
@@ -46,7 +42,7 @@ def _txn_of(body) -> TxnID:
     return TxnID(body.txnid_most_bits, body.txnid_least_bits)
 
 
-def _check_owner(connection: "Connection", coordinators: TransactionCoordinators, txn: TxnID) -> None:
+def _check_owner(connection: CommandContext, coordinators: TransactionCoordinators, txn: TxnID) -> None:
     authorization = connection.broker.authorization
     if not authorization.enabled:
         return
@@ -56,14 +52,14 @@ def _check_owner(connection: "Connection", coordinators: TransactionCoordinators
         raise TxnOwnerMismatch(role, txn)
 
 
-def on_tc_client_connect(connection: "Connection", command: Cmd, frame: Frame) -> None:
+def on_tc_client_connect(connection: CommandContext, command: Cmd, frame: Frame) -> None:
     async def work(coordinators: TransactionCoordinators) -> Cmd:
         await coordinators.connect(command.tcClientConnectRequest.tc_id)
         return commands.txn_response(command)
     _serve(connection, command, work)
 
 
-def on_new_txn(connection: "Connection", command: Cmd, frame: Frame) -> None:
+def on_new_txn(connection: CommandContext, command: Cmd, frame: Frame) -> None:
     request = command.newTxn
 
     async def work(coordinators: TransactionCoordinators) -> Cmd:
@@ -76,7 +72,7 @@ def on_new_txn(connection: "Connection", command: Cmd, frame: Frame) -> None:
     _serve(connection, command, work)
 
 
-def on_add_partition_to_txn(connection: "Connection", command: Cmd, frame: Frame) -> None:
+def on_add_partition_to_txn(connection: CommandContext, command: Cmd, frame: Frame) -> None:
     request = command.addPartitionToTxn
 
     async def work(coordinators: TransactionCoordinators) -> Cmd:
@@ -87,7 +83,7 @@ def on_add_partition_to_txn(connection: "Connection", command: Cmd, frame: Frame
     _serve(connection, command, work)
 
 
-def on_add_subscription_to_txn(connection: "Connection", command: Cmd, frame: Frame) -> None:
+def on_add_subscription_to_txn(connection: CommandContext, command: Cmd, frame: Frame) -> None:
     request = command.addSubscriptionToTxn
 
     async def work(coordinators: TransactionCoordinators) -> Cmd:
@@ -98,7 +94,7 @@ def on_add_subscription_to_txn(connection: "Connection", command: Cmd, frame: Fr
     _serve(connection, command, work)
 
 
-def on_end_txn(connection: "Connection", command: Cmd, frame: Frame) -> None:
+def on_end_txn(connection: CommandContext, command: Cmd, frame: Frame) -> None:
     request = command.endTxn
 
     async def work(coordinators: TransactionCoordinators) -> Cmd:

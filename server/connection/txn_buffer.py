@@ -11,8 +11,6 @@ authorization is on, only a super user (another broker) may end a transaction on
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
 from protocol.codec import Frame, send_of
@@ -20,23 +18,20 @@ from server.errors import AuthorizationError, TopicNotFound
 from server.topics.topic_name import TopicName
 from server.transactions.interfaces import TxnID
 
+from .command_context import CommandContext
 from .unserved import refusal
-
-if TYPE_CHECKING:
-    from .connection import Connection
 
 Cmd = pb.BaseCommand
 
 
-def on_transactional_send(connection: "Connection", command: Cmd, frame: Frame) -> None:
+def on_transactional_send(connection: CommandContext, command: Cmd, frame: Frame) -> None:
     send = send_of(frame)
-    producer = connection._producers.get(send.producer_id)   # (the connection's own checks)
-    if connection._admitted(send, producer):
-        assert producer is not None
+    producer = connection.admitted_producer(send)
+    if producer is not None:
         producer.publish_txn(send, TxnID(command.send.txnid_most_bits, command.send.txnid_least_bits))
 
 
-def on_end_txn_on_partition(connection: "Connection", command: Cmd, frame: Frame) -> None:
+def on_end_txn_on_partition(connection: CommandContext, command: Cmd, frame: Frame) -> None:
     if connection.broker.transactions is None:
         connection.write(refusal(command, connection.remote))
         return
@@ -45,7 +40,7 @@ def on_end_txn_on_partition(connection: "Connection", command: Cmd, frame: Frame
                         lambda _request_id, code, message: commands.txn_error(command, code, message))
 
 
-async def _end_on_partition(connection: "Connection", command: Cmd) -> Cmd:
+async def _end_on_partition(connection: CommandContext, command: Cmd) -> Cmd:
     request = command.endTxnOnPartition
     authorization = connection.broker.authorization
     if authorization.enabled and not authorization.is_super_user(connection.auth.role):

@@ -8,8 +8,6 @@ NotAllowed, as from Pulsar.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
-
 from log_limits.repeats import RepeatLimitedLog
 from protocol import commands
 from protocol import pulsar_api_pb2 as pb
@@ -18,10 +16,8 @@ from server.errors import BrokerError
 from server.transactions.interfaces import TxnID
 from server.transactions.participants import LocalParticipants
 
+from .command_context import CommandContext
 from .unserved import refusal
-
-if TYPE_CHECKING:
-    from .connection import Connection
 
 Cmd = pb.BaseCommand
 log = logging.getLogger(__name__)
@@ -32,7 +28,7 @@ def has_txn(ack: pb.CommandAck) -> bool:
     return ack.HasField("txnid_most_bits") or ack.HasField("txnid_least_bits")
 
 
-def on_txn_ack(connection: "Connection", ack: pb.CommandAck) -> None:
+def on_txn_ack(connection: CommandContext, ack: pb.CommandAck) -> None:
     """Held by the subscription's pending acks; the answer waits until they are durable."""
     txn = (ack.txnid_most_bits, ack.txnid_least_bits)
 
@@ -43,7 +39,7 @@ def on_txn_ack(connection: "Connection", ack: pb.CommandAck) -> None:
 
     async def work() -> Cmd | None:
         try:
-            consumer = connection._consumer(ack.consumer_id)
+            consumer = connection.consumer(ack.consumer_id)
             await consumer.subscription.acknowledge_in_txn(consumer, ack)
         except BrokerError as exc:
             _repeats.log(logging.INFO, (type(exc), connection.remote),
@@ -55,7 +51,7 @@ def on_txn_ack(connection: "Connection", ack: pb.CommandAck) -> None:
         ack.consumer_id, ack.request_id, code, message, txn))
 
 
-def on_end_txn_on_subscription(connection: "Connection", command: Cmd, frame: Frame) -> None:
+def on_end_txn_on_subscription(connection: CommandContext, command: Cmd, frame: Frame) -> None:
     """Commit or abort a transaction's acks on one subscription (loading its topic, whose
     pending acks replay first); a topic or subscription that does not exist has nothing to end."""
     if not connection.broker.config.transaction_coordinator_enabled:
