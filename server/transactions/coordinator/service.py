@@ -40,6 +40,7 @@ CLUSTER_COORDINATORS = 16
 #: Pulsar's endTransactionRetryIntervalTime.
 RETRY_INTERVAL_S = 1.0
 CRASH_AFTER_ENDING_LOGGED = "coordinator-after-ending-logged"
+CRASH_AFTER_A_PARTICIPANT = "coordinator-after-a-participant-ended"
 
 
 class AssignTopic(Protocol):
@@ -222,6 +223,7 @@ class TransactionCoordinators:
             finally:
                 attempt.cancel()   # only when we are cancelled ourselves (shutdown): it is done otherwise
             if attempt.exception() is None:
+                crash_point(CRASH_AFTER_A_PARTICIPANT)
                 return
             _repeats.warning(type(attempt.exception()).__name__,
                              "ending transaction %s on a participant failed, retrying: %r", txn, attempt.exception())
