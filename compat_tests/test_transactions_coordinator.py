@@ -282,6 +282,9 @@ def test_admin_coordinator_stats_and_transaction_metadata(coordinator, txn_broke
         assert stats["0"]["state"] == "Ready" and stats["0"]["leastSigBits"] >= txn[1]
         assert stats["0"]["ongoingTxnSize"] >= 1 and stats["0"]["lowWaterMark"] < txn[1]
         assert admin.get("/admin/v3/transactions/coordinatorStats", coordinatorId=0).json() == stats["0"]
+        log_stats = admin.get("/admin/v3/transactions/coordinatorInternalStats/0").json()["transactionLogStats"]
+        assert log_stats["managedLedgerName"] == "pulsar/system/persistent/__transaction_log_0"
+        assert "transaction.subscription" in log_stats["managedLedgerInternalStats"]["cursors"]
         missing = admin.get("/admin/v3/transactions/coordinatorStats", coordinatorId=3)
         assert (missing.status_code, missing.json()["reason"]) == (
             404, "Transaction coordinator not found! coordinator id : 3")

@@ -99,6 +99,10 @@ def test_cumulative_conflicts_on_exclusive(txn_broker):
     in_txn = AdminHttp(txn_broker.web_url).get(
         f"/admin/v3/transactions/transactionInPendingAckStats/public/default/{topic}/{SUB}/{T1[0]}/{T1[1]}")
     assert in_txn.json()["cumulativeAckPosition"] == "%d:%d" % entries[1]
+    internal = AdminHttp(txn_broker.web_url).get(
+        f"/admin/v3/transactions/pendingAckInternalStats/public/default/{topic}/{SUB}").json()["pendingAckLogStats"]
+    assert internal["managedLedgerName"] == f"public/default/persistent/{topic}-{SUB}__transaction_pending_ack"
+    assert internal["managedLedgerInternalStats"]["numberOfEntries"] >= 1   # the cumulative ack's record
     assert c.ack([entries[2]], T2, cumulative=True).error == pb.TransactionConflict   # another txn's
     assert c.ack([entries[0]], T1, cumulative=True).error == pb.TransactionConflict   # behind its own
     assert backlog(txn_broker, topic) == 4

@@ -102,7 +102,11 @@ def partitioned_stats(partitions: dict[str, dict[str, Any]], count: int, per_par
 
 def internal_stats(topic: Topic) -> dict[str, Any]:
     """PersistentTopicInternalStats: the managed ledger's ledgers and its cursors."""
-    ledger = topic.ledger
+    return ledger_internal_stats(topic.ledger)
+
+
+def ledger_internal_stats(ledger: Any) -> dict[str, Any]:
+    """ManagedLedgerInternalStats, of a topic's ledger or a transaction log's."""
     ledgers = ledger.ledgers_info()
     current = ledgers[-1] if ledgers else (-1, 0, 0)
     return {

@@ -20,6 +20,7 @@ from server.transactions.interfaces import TxnID
 
 from .errors import BAD_REQUEST, NOT_FOUND, SERVICE_UNAVAILABLE, RestError, require, rest_handler
 from .topic_access import TopicAccess
+from .topic_stats import ledger_internal_stats
 
 V3 = "/admin/v3/transactions"
 TOPIC = "{tenant}/{namespace}/{topic}"
@@ -48,6 +49,14 @@ def _stats_of(participant: Any, txn: TxnID, empty: dict) -> dict:
     return stats_of(txn) if stats_of is not None else dict(empty)
 
 
+def _log_stats(ledger: Any) -> dict:
+    """Pulsar's TransactionLogStats: the log's managed ledger by its storage name
+    (tenant/namespace/persistent/local) and its internal stats."""
+    name = TopicName.parse(ledger.name)
+    return {"managedLedgerName": f"{name.namespace}/{name.domain}/{name.local_name}",
+            "managedLedgerInternalStats": ledger_internal_stats(ledger)}
+
+
 def routes(broker: BrokerService, topics: TopicAccess) -> list[web.RouteDef]:
     def coordinators() -> TransactionCoordinators:
         require(broker.transactions is not None, SERVICE_UNAVAILABLE, DISABLED)
@@ -57,7 +66,7 @@ def routes(broker: BrokerService, topics: TopicAccess) -> list[web.RouteDef]:
         """404 with `reason`, else Pulsar's words for a coordinator asked for by id."""
         try:
             return coordinators().store(tc_id)
-        except CoordinatorNotFound as exc:
+        except CoordinatorNotFound:
             raise RestError(NOT_FOUND, reason or f"{NO_COORDINATOR}! coordinator id : {tc_id}") from None
 
     async def loaded(partition: str) -> Any:
@@ -157,8 +166,23 @@ def routes(broker: BrokerService, topics: TopicAccess) -> list[web.RouteDef]:
         return web.json_response(_stats_of(participant(subscription, "pending_acks"), txn,
                                            {}))
 
+    @rest_handler
+    async def get_coordinator_internal_stats(request: web.Request) -> web.Response:
+        tc_id = _number(request, "coordinatorId")
+        return web.json_response({"transactionLogStats": _log_stats(store_of(tc_id).log.ledger)})
+
+    @rest_handler
+    async def get_pending_ack_internal_stats(request: web.Request) -> web.Response:
+        topic = await topic_of(request)
+        subscription = await topics.subscription(topic, request.match_info["subscription"])
+        ledger = participant(subscription, "pending_acks").log_ledger
+        require(ledger is not None, NOT_FOUND, "The subscription has no pending-ack log")
+        return web.json_response({"pendingAckLogStats": _log_stats(ledger)})
+
     return [
         web.get(f"{V3}/coordinatorStats", get_coordinator_stats),
+        web.get(f"{V3}/coordinatorInternalStats/{{coordinatorId}}", get_coordinator_internal_stats),
+        web.get(f"{V3}/pendingAckInternalStats/{TOPIC}/{{subscription}}", get_pending_ack_internal_stats),
         web.get(f"{V3}/transactionMetadata/{{mostSigBits}}/{{leastSigBits}}", get_transaction_metadata),
         web.get(f"{V3}/slowTransactions/{{timeout}}", get_slow_transactions),
         web.get(f"{V3}/transactionBufferStats/{TOPIC}", get_buffer_stats),

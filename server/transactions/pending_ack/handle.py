@@ -124,6 +124,11 @@ class PendingAckHandle:
             self._cumulative = None
             raise
 
+    @property
+    def log_ledger(self) -> Any:
+        """The pending-ack log's managed ledger, once this subscription has one open."""
+        return None if self._log is None else self._log.ledger
+
     async def _open_log(self) -> PendingAckLog:
         async with self._opening:
             if self._log is None:
