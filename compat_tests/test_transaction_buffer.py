@@ -91,6 +91,10 @@ def test_committed_are_delivered_in_order_aborted_never(txn_broker, producer, co
     assert received(consumer, 3) == [b"a1", b"a2", b"c1"]
     expect_nothing(consumer)
     assert read_all(connect(txn_broker), producer.topic) == [b"a1", b"a2", b"c1"]
+    metrics = AdminHttp(txn_broker.web_url).get("/metrics").text
+    labels = f'cluster="standalone",namespace="public/default",topic="{producer.topic}"'
+    for name, value in (("active", 0), ("committed", 2), ("aborted", 1)):
+        assert f"pulsar_txn_tb_{name}_total{{{labels}}} {value}" in metrics
 
 
 def test_an_open_transaction_holds_later_messages_back(txn_broker, producer, connect):

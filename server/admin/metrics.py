@@ -4,7 +4,7 @@ topic; subscription for per-subscription backlog), for persistent and non-persis
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Union
+from typing import Any, Callable, Iterable, Union
 
 from managed_ledger.interfaces import ManagedLedger
 from managed_ledger.latency import WRITE_LATENCY_BOUNDS_MS
@@ -52,6 +52,21 @@ _TOPIC_METRICS: list[tuple[str, str, str, TopicValue]] = [
 ]
 
 
+def _buffered(value: Callable[[Any], float]) -> TopicValue:
+    """A transaction buffer metric: 0 for a topic that has none."""
+    return lambda t, w: value(t.transaction_buffer) if getattr(t, "transaction_buffer", None) is not None else 0
+
+
+_TRANSACTION_METRICS: list[tuple[str, str, str, TopicValue]] = [
+    ("pulsar_txn_tb_active_total", "gauge", "Open transactions with messages on the topic",
+     _buffered(lambda buffer: buffer.ongoing)),
+    ("pulsar_txn_tb_committed_total", "counter", "Transactions committed on the topic since it loaded",
+     _buffered(lambda buffer: buffer.committed)),
+    ("pulsar_txn_tb_aborted_total", "counter", "Transactions aborted on the topic since it loaded",
+     _buffered(lambda buffer: buffer.aborted)),
+]
+
+
 def _bucket_name(bound: float) -> str:
     return "pulsar_storage_write_latency_le_" + f"{bound:g}".replace(".", "_")
 
@@ -82,7 +97,7 @@ def render(config: BrokerConfig, topics: Iterable[AnyTopic], extra: Iterable[str
     labels = {t: f'cluster="{cluster}",namespace="{_label(t.name.namespace)}",topic="{_label(str(t.name))}"'
               for t in topics}
     lines: list[str] = []
-    for name, kind, help_text, value in _TOPIC_METRICS + _LATENCY_METRICS:
+    for name, kind, help_text, value in _TOPIC_METRICS + _LATENCY_METRICS + _TRANSACTION_METRICS:
         lines.append(f"# HELP {name} {help_text}")
         lines.append(f"# TYPE {name} {kind}")
         lines.extend(f"{name}{{{labels[t]}}} {_number(value(t, window))}" for t in topics)

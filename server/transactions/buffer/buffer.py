@@ -109,6 +109,8 @@ class TopicTransactionBuffer:
         self._snapshotting = CoalescedTask(self._take_snapshot)
         self._timer: asyncio.TimerHandle | None = None
         self.last_snapshot_ms = 0
+        #: Transactions this buffer committed and aborted since the topic loaded (its metrics).
+        self.committed = self.aborted = 0
         self.recover_ms = (0, 0)
 
     @classmethod
@@ -233,6 +235,9 @@ class TopicTransactionBuffer:
             self._ongoing.pop(txn, None)
             if action == ABORT:
                 self._aborted[txn] = position
+                self.aborted += 1
+            else:
+                self.committed += 1
             self._remember(txn, action)
             self._move_limit()
         finally:
@@ -339,6 +344,10 @@ class TopicTransactionBuffer:
             await asyncio.gather(self._first_snapshot, return_exceptions=True)
 
     # -- stats ------------------------------------------------------------------------------
+
+    @property
+    def ongoing(self) -> int:
+        return len(self._ongoing)
 
     def stats(self, low_water_marks: bool = False) -> dict[str, Any]:
         """Pulsar's TransactionBufferStats."""
