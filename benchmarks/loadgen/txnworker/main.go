@@ -1,0 +1,226 @@
+// Command txnworker is the consume-transform-produce worker of benchmarks/txn_crash_harness.py,
+// on the official Go client (pulsar-client-go v0.19.0, EnableTransaction):
+//
+//	txnworker -url pulsar://... -input T -output T -subscription S [-batch 5] [-abort-ratio 0.1] [-seed N] [-txn-timeout 5s]
+//
+// It loops: receive up to -batch numbered messages from -input (a Failover subscription), send
+// "N N*N MOST:LEAST" per input to -output in a transaction, acknowledge the inputs in the same
+// transaction, and commit it, or abort it on purpose with probability -abort-ratio. Any error
+// (the broker killed under it) abandons the transaction and the whole client, and it starts
+// again with a new one: the broker aborts what it abandoned when the transaction times out.
+// It stops when its stdin closes. One stdout line per transaction, for the harness to check:
+//
+//	COMMITTED MOST:LEAST n,n,...   Commit returned success: every output must be visible
+//	ABORTED MOST:LEAST n,n,...     no commit was ever asked for: no output may be visible
+//	UNKNOWN MOST:LEAST n,n,...     the commit's answer was lost: all outputs visible, or none
+//
+// and "ERROR text" lines for what made it start again.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/pulsar-client-go/pulsar"
+	"github.com/apache/pulsar-client-go/pulsar/log"
+	"github.com/sirupsen/logrus"
+)
+
+// stepTimeout bounds every client call: the client's coordinator calls wait for its reconnection
+// without a deadline of their own, and the worker would rather start again.
+const stepTimeout = 5 * time.Second
+
+var errStepTimeout = errors.New("step timed out")
+
+type options struct {
+	url, input, output, subscription string
+	batch                            int
+	abortRatio                       float64
+	txnTimeout                       time.Duration
+}
+
+type session struct {
+	client   pulsar.Client
+	consumer pulsar.Consumer
+	producer pulsar.Producer
+}
+
+// within runs f and gives up waiting after stepTimeout (f may go on in the background).
+func within(f func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(stepTimeout):
+		return errStepTimeout
+	}
+}
+
+func connect(o options) (*session, error) {
+	logger := logrus.New()
+	logger.SetLevel(logrus.ErrorLevel)
+	logger.SetOutput(os.Stderr)
+	s := &session{}
+	err := within(func() error {
+		var err error
+		s.client, err = pulsar.NewClient(pulsar.ClientOptions{URL: o.url, EnableTransaction: true,
+			OperationTimeout: stepTimeout, ConnectionTimeout: 2 * time.Second,
+			Logger: log.NewLoggerWithLogrus(logger)})
+		if err != nil {
+			return err
+		}
+		s.consumer, err = s.client.Subscribe(pulsar.ConsumerOptions{Topic: o.input, SubscriptionName: o.subscription,
+			Type: pulsar.Failover, SubscriptionInitialPosition: pulsar.SubscriptionPositionEarliest,
+			ReceiverQueueSize: 4 * o.batch})
+		if err != nil {
+			return err
+		}
+		s.producer, err = s.client.CreateProducer(pulsar.ProducerOptions{Topic: o.output, DisableBatching: true,
+			SendTimeout: stepTimeout})
+		return err
+	})
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// close lets go of the client; a call still blocked in it is abandoned with it.
+func (s *session) close() {
+	if s.client != nil {
+		go s.client.Close()
+	}
+}
+
+// receive returns up to n distinct numbered messages: waits up to a second for the first.
+func (s *session) receive(n int) ([]pulsar.Message, []int, error) {
+	var messages []pulsar.Message
+	var numbers []int
+	seen := map[int]bool{}
+	wait := time.Second
+	for len(messages) < n {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		m, err := s.consumer.Receive(ctx)
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) {
+			break
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		number, err := strconv.Atoi(string(m.Payload()))
+		if err != nil {
+			return nil, nil, fmt.Errorf("input %q is not a number", m.Payload())
+		}
+		if !seen[number] {
+			seen[number] = true
+			messages = append(messages, m)
+			numbers = append(numbers, number)
+		}
+		wait = 50 * time.Millisecond
+	}
+	return messages, numbers, nil
+}
+
+func joined(numbers []int) string {
+	parts := make([]string, len(numbers))
+	for i, n := range numbers {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ",")
+}
+
+// transform runs one transaction over the messages and reports it; an error ends the session.
+func (s *session) transform(o options, rng *rand.Rand, messages []pulsar.Message, numbers []int) error {
+	var txn pulsar.Transaction
+	if err := within(func() error {
+		var err error
+		txn, err = s.client.NewTransaction(o.txnTimeout)
+		return err
+	}); err != nil {
+		return fmt.Errorf("new transaction: %w", err)
+	}
+	id := txn.GetTxnID()
+	tag := fmt.Sprintf("%d:%d", id.MostSigBits, id.LeastSigBits)
+	report := func(outcome string) { fmt.Printf("%s %s %s\n", outcome, tag, joined(numbers)) }
+	err := within(func() error {
+		for i, m := range messages {
+			payload := fmt.Sprintf("%d %d %s", numbers[i], numbers[i]*numbers[i], tag)
+			if _, err := s.producer.Send(context.Background(),
+				&pulsar.ProducerMessage{Payload: []byte(payload), Transaction: txn}); err != nil {
+				return fmt.Errorf("send: %w", err)
+			}
+			if err := s.consumer.AckWithTxn(m, txn); err != nil {
+				return fmt.Errorf("ack: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil || rng.Float64() < o.abortRatio {
+		report("ABORTED") // never committed: the abort below, or the broker's timeout, ends it
+		if abortErr := within(func() error { return txn.Abort(context.Background()) }); err == nil {
+			err = abortErr
+		}
+		return err
+	}
+	if err := within(func() error { return txn.Commit(context.Background()) }); err != nil {
+		report("UNKNOWN")
+		return fmt.Errorf("commit: %w", err)
+	}
+	report("COMMITTED")
+	return nil
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.url, "url", "pulsar://127.0.0.1:6650", "service URL")
+	flag.StringVar(&o.input, "input", "", "input topic")
+	flag.StringVar(&o.output, "output", "", "output topic")
+	flag.StringVar(&o.subscription, "subscription", "transform", "input subscription (Failover)")
+	flag.IntVar(&o.batch, "batch", 5, "messages per transaction, at most")
+	flag.Float64Var(&o.abortRatio, "abort-ratio", 0.1, "share of transactions aborted on purpose")
+	seed := flag.Int64("seed", 1, "seed of the aborts on purpose")
+	flag.DurationVar(&o.txnTimeout, "txn-timeout", 5*time.Second, "transaction timeout")
+	flag.Parse()
+	rng := rand.New(rand.NewSource(*seed))
+	var stopping atomic.Bool
+	go func() { // the harness closes stdin to stop the worker
+		_, _ = bufio.NewReader(os.Stdin).ReadString(0)
+		stopping.Store(true)
+	}()
+	var s *session
+	for !stopping.Load() {
+		var err error
+		if s == nil {
+			if s, err = connect(o); err != nil {
+				fmt.Printf("ERROR connect: %v\n", err)
+				time.Sleep(200 * time.Millisecond)
+				continue
+			}
+		}
+		messages, numbers, err := s.receive(o.batch)
+		if err == nil && len(messages) > 0 {
+			err = s.transform(o, rng, messages, numbers)
+		}
+		if err != nil {
+			fmt.Printf("ERROR %v\n", err)
+			s.close()
+			s = nil
+		}
+	}
+	if s != nil {
+		s.close()
+	}
+	fmt.Println("STOPPED")
+}
