@@ -3,11 +3,15 @@
 //
 //	txnworker -url pulsar://... -input T -output T -subscription S [-batch 5] [-abort-ratio 0.1] [-seed N] [-txn-timeout 5s]
 //
-// It loops: receive up to -batch numbered messages from -input (a Failover subscription), send
+// It loops: receive up to -batch numbered messages from -input (an Exclusive subscription), send
 // "N N*N MOST:LEAST" per input to -output in a transaction, acknowledge the inputs in the same
 // transaction, and commit it, or abort it on purpose with probability -abort-ratio. Any error
 // (the broker killed under it) abandons the transaction and the whole client, and it starts
 // again with a new one: the broker aborts what it abandoned when the transaction times out.
+// On an Exclusive subscription Pulsar gives the messages of an aborted transaction back only when
+// the consumer asks for them (or subscribes again): the worker nacks the messages of the
+// transactions it aborts, and subscribes again after 2 s without a message, to get those of
+// the transactions the broker aborted.
 // It stops when its stdin closes. One stdout line per transaction, for the harness to check:
 //
 //	COMMITTED MOST:LEAST n,n,...   Commit returned success: every output must be visible
@@ -55,20 +59,22 @@ type session struct {
 }
 
 // within runs f and gives up waiting after stepTimeout (f may go on in the background).
-func within(f func() error) error {
+func within(f func() error) error { return withinTime(stepTimeout, f) }
+
+func withinTime(limit time.Duration, f func() error) error {
 	done := make(chan error, 1)
 	go func() { done <- f() }()
 	select {
 	case err := <-done:
 		return err
-	case <-time.After(stepTimeout):
+	case <-time.After(limit):
 		return errStepTimeout
 	}
 }
 
 func connect(o options) (*session, error) {
 	logger := logrus.New()
-	logger.SetLevel(logrus.ErrorLevel)
+	logger.SetLevel(logrus.WarnLevel)
 	logger.SetOutput(os.Stderr)
 	s := &session{}
 	err := within(func() error {
@@ -80,8 +86,8 @@ func connect(o options) (*session, error) {
 			return err
 		}
 		s.consumer, err = s.client.Subscribe(pulsar.ConsumerOptions{Topic: o.input, SubscriptionName: o.subscription,
-			Type: pulsar.Failover, SubscriptionInitialPosition: pulsar.SubscriptionPositionEarliest,
-			ReceiverQueueSize: 4 * o.batch})
+			Type: pulsar.Exclusive, SubscriptionInitialPosition: pulsar.SubscriptionPositionEarliest,
+			ReceiverQueueSize: 4 * o.batch, NackRedeliveryDelay: 100 * time.Millisecond})
 		if err != nil {
 			return err
 		}
@@ -96,8 +102,12 @@ func connect(o options) (*session, error) {
 	return s, nil
 }
 
-// close lets go of the client; a call still blocked in it is abandoned with it.
+// close lets go of the client; a call still blocked in it is abandoned with it. The consumer
+// is closed first (for a second at most), for the next session's to be let in at once.
 func (s *session) close() {
+	if s.consumer != nil {
+		_ = withinTime(time.Second, func() error { s.consumer.Close(); return nil })
+	}
 	if s.client != nil {
 		go s.client.Close()
 	}
@@ -169,10 +179,16 @@ func (s *session) transform(o options, rng *rand.Rand, messages []pulsar.Message
 	})
 	if err != nil || rng.Float64() < o.abortRatio {
 		report("ABORTED") // never committed: the abort below, or the broker's timeout, ends it
-		if abortErr := within(func() error { return txn.Abort(context.Background()) }); err == nil {
-			err = abortErr
+		if err != nil {
+			return err
 		}
-		return err
+		if err := within(func() error { return txn.Abort(context.Background()) }); err != nil {
+			return fmt.Errorf("abort: %w", err)
+		}
+		for _, m := range messages {
+			s.consumer.Nack(m)
+		}
+		return nil
 	}
 	if err := within(func() error { return txn.Commit(context.Background()) }); err != nil {
 		report("UNKNOWN")
@@ -187,7 +203,7 @@ func main() {
 	flag.StringVar(&o.url, "url", "pulsar://127.0.0.1:6650", "service URL")
 	flag.StringVar(&o.input, "input", "", "input topic")
 	flag.StringVar(&o.output, "output", "", "output topic")
-	flag.StringVar(&o.subscription, "subscription", "transform", "input subscription (Failover)")
+	flag.StringVar(&o.subscription, "subscription", "transform", "input subscription (Exclusive)")
 	flag.IntVar(&o.batch, "batch", 5, "messages per transaction, at most")
 	flag.Float64Var(&o.abortRatio, "abort-ratio", 0.1, "share of transactions aborted on purpose")
 	seed := flag.Int64("seed", 1, "seed of the aborts on purpose")
@@ -200,6 +216,7 @@ func main() {
 		stopping.Store(true)
 	}()
 	var s *session
+	idleSince := time.Now()
 	for !stopping.Load() {
 		var err error
 		if s == nil {
@@ -208,13 +225,17 @@ func main() {
 				time.Sleep(200 * time.Millisecond)
 				continue
 			}
+			idleSince = time.Now()
 		}
 		messages, numbers, err := s.receive(o.batch)
 		if err == nil && len(messages) > 0 {
+			idleSince = time.Now()
 			err = s.transform(o, rng, messages, numbers)
 		}
 		if err != nil {
 			fmt.Printf("ERROR %v\n", err)
+		}
+		if err != nil || time.Since(idleSince) > 2*time.Second {
 			s.close()
 			s = nil
 		}
