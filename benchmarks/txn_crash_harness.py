@@ -45,6 +45,9 @@ from compat_tests.toolchains import require_tools, run_build  # noqa: E402
 
 CONFIG = {
     "transactionCoordinatorEnabled": "true",
+    # As Pulsar's documentation says, exactly-once needs it: a send the client repeats after a
+    # reconnection is otherwise stored twice, in a transaction as out of one.
+    "brokerDeduplicationEnabled": "true",
     "defaultRetentionTimeInMinutes": -1,      # keep everything, so the check can read it all
     "defaultRetentionSizeInMB": -1,
 }
@@ -241,14 +244,14 @@ def run(cycles: int, messages: int, batch: int, abort_ratio: float, seed: int, w
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cycles", type=int, default=20)
-    parser.add_argument("--messages", type=int, help="inputs (default: 500 per cycle, to keep the worker busy)")
+    parser.add_argument("--messages", type=int, help="inputs (default: 800 per cycle, to keep the worker busy)")
     parser.add_argument("--batch", type=int, default=5)
     parser.add_argument("--abort-ratio", type=float, default=0.1)
 
 
 def main() -> int:
     return crash_cycles.main(__doc__, "txn-crash-harness-", _arguments, lambda args, work_dir: run(
-        args.cycles, args.messages or 500 * args.cycles, args.batch, args.abort_ratio, args.seed, work_dir))
+        args.cycles, args.messages or 800 * args.cycles, args.batch, args.abort_ratio, args.seed, work_dir))
 
 
 if __name__ == "__main__":
