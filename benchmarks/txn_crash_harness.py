@@ -2,11 +2,14 @@
 transactions (benchmarks/loadgen/txnworker) runs while the broker (transactionCoordinatorEnabled)
 is killed with SIGKILL at random instants and restarted, as in crash_harness.py.
 
-The input topic holds --messages numbered messages. The worker receives a few at a time on a
+The input topic holds --messages numbered messages. The worker receives a few at a time on an
 Exclusive subscription (Failover's 1 s delay when the active consumer changes would slow its
-restarts), sends "N N*N TXN" per input to the output topic in a transaction, acks
-the inputs in it, and commits (or aborts some on purpose); on an error it abandons the
-transaction and its client and starts again. After the cycles the harness waits for the input
+restarts), sends "N N*N TXN" per input to the output topic in a transaction, acks the inputs
+in it, and commits (or aborts some on purpose); on an error it abandons the transaction and its
+client and starts again. Messages given back after an abort come with the rest of the
+unacknowledged ones, some of which a later transaction may have committed already: the broker
+refuses their acks (TransactionConflict, the ack_conflicts figure), and the worker aborts that
+transaction and starts again. Deduplication is on, as exactly-once asks. After the cycles the harness waits for the input
 subscription's backlog to reach 0, stops the worker, kills and restarts the broker once more,
 and checks, with a reader of the output from the earliest position:
 - every input number is in the output exactly once, transformed right (nothing lost, nothing
