@@ -9,9 +9,12 @@ in it, and commits (or aborts some on purpose); on an error it abandons the tran
 client and starts again. Messages given back after an abort come with the rest of the
 unacknowledged ones, some of which a later transaction may have committed already: the broker
 refuses their acks (TransactionConflict, the ack_conflicts figure), and the worker aborts that
-transaction and starts again. Deduplication is on, as exactly-once asks. After the cycles the harness waits for the input
-subscription's backlog to reach 0, stops the worker, kills and restarts the broker once more,
-and checks, with a reader of the output from the earliest position:
+transaction and starts again. Deduplication is on, as exactly-once asks.
+
+After the cycles the harness waits for the input subscription's backlog to reach 0, stops the
+worker, waits for the broker to time out the transactions the worker abandoned, kills and
+restarts the broker once more, and checks, with a reader of the output from the earliest
+position:
 - every input number is in the output exactly once, transformed right (nothing lost, nothing
   doubled);
 - a transaction whose commit the worker saw succeed is wholly visible; one it never asked to
@@ -165,6 +168,21 @@ def wait_for_empty_backlog(admin: AdminHttp) -> None:
         last = now
 
 
+def wait_for_no_open_transaction(admin: AdminHttp) -> None:
+    """Poll until the coordinators hold no open transaction: the broker has ended, on their
+    timeouts, those the worker abandoned (an open one would hold the output's readers back)."""
+    deadline = time.monotonic() + 3 * TXN_TIMEOUT_S
+    while True:
+        response = admin.get("/admin/v3/transactions/coordinatorStats")
+        response.raise_for_status()
+        open_ = sum(stats["ongoingTxnSize"] for stats in response.json().values())
+        if not open_:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{open_} transactions still open {3 * TXN_TIMEOUT_S} s after the worker stopped")
+        time.sleep(0.5)
+
+
 def read_output(client: pulsar.Client) -> dict[str, list[int]]:
     """The output, from the earliest position: transaction id -> input numbers, in order."""
     reader = client.create_reader(OUTPUT, pulsar.MessageId.earliest)
@@ -226,6 +244,7 @@ def run(cycles: int, messages: int, batch: int, abort_ratio: float, seed: int, w
         kill_cycles(broker, cycles, rng, worker.outcomes.status, log)
         wait_for_empty_backlog(admin)
         worker.stop()
+        wait_for_no_open_transaction(admin)
         broker.kill9()
         broker.restart()
         if backlog(admin):
