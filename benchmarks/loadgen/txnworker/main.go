@@ -72,29 +72,49 @@ func withinTime(limit time.Duration, f func() error) error {
 	}
 }
 
+// connect makes a session within stepTimeout; one made later is closed, for its Exclusive
+// consumer not to keep the next one out.
 func connect(o options) (*session, error) {
+	type made struct {
+		s   *session
+		err error
+	}
+	done := make(chan made, 1)
+	go func() {
+		s, err := open(o)
+		done <- made{s, err}
+	}()
+	select {
+	case m := <-done:
+		return m.s, m.err
+	case <-time.After(stepTimeout):
+		go func() {
+			if m := <-done; m.s != nil {
+				m.s.close()
+			}
+		}()
+		return nil, errStepTimeout
+	}
+}
+
+func open(o options) (*session, error) {
 	logger := logrus.New()
 	logger.SetLevel(logrus.WarnLevel)
 	logger.SetOutput(os.Stderr)
 	s := &session{}
-	err := within(func() error {
-		var err error
-		s.client, err = pulsar.NewClient(pulsar.ClientOptions{URL: o.url, EnableTransaction: true,
-			OperationTimeout: stepTimeout, ConnectionTimeout: 2 * time.Second,
-			Logger: log.NewLoggerWithLogrus(logger)})
-		if err != nil {
-			return err
-		}
+	var err error
+	s.client, err = pulsar.NewClient(pulsar.ClientOptions{URL: o.url, EnableTransaction: true,
+		OperationTimeout: stepTimeout, ConnectionTimeout: 2 * time.Second,
+		Logger: log.NewLoggerWithLogrus(logger)})
+	if err == nil {
 		s.consumer, err = s.client.Subscribe(pulsar.ConsumerOptions{Topic: o.input, SubscriptionName: o.subscription,
 			Type: pulsar.Exclusive, SubscriptionInitialPosition: pulsar.SubscriptionPositionEarliest,
 			ReceiverQueueSize: 4 * o.batch, NackRedeliveryDelay: 100 * time.Millisecond})
-		if err != nil {
-			return err
-		}
+	}
+	if err == nil {
 		s.producer, err = s.client.CreateProducer(pulsar.ProducerOptions{Topic: o.output, DisableBatching: true,
 			SendTimeout: stepTimeout})
-		return err
-	})
+	}
 	if err != nil {
 		s.close()
 		return nil, err
