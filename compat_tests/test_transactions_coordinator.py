@@ -203,6 +203,13 @@ def test_the_transaction_log_is_no_topic(coordinator):
     assert coordinator.end(txn, pb.COMMIT).error == 0
 
 
+def test_the_transaction_log_is_listed_only_with_system_topics(coordinator, txn_broker):
+    """As Pulsar lists its transaction-internal topics: only with includeSystemTopic=true."""
+    admin, log_topic = AdminHttp(txn_broker.web_url), "persistent://pulsar/system/__transaction_log_0"
+    assert log_topic not in admin.get("/admin/v2/persistent/pulsar/system").json()
+    assert log_topic in admin.get("/admin/v2/persistent/pulsar/system", includeSystemTopic="true").json()
+
+
 def test_max_active_transactions(make_broker):
     """Pulsar 3.0.7 leaves the refused NEW_TXN unanswered (the client times out); pulsard
     answers it with Pulsar's words (its ReachMaxActiveTxnException maps to no other code)."""

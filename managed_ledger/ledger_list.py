@@ -8,6 +8,7 @@ position at or after them, so cursors never trip over a ledger that went away.
 
 from __future__ import annotations
 
+import time
 from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Iterator
@@ -23,6 +24,11 @@ class LedgerInfo:
     #: wall-clock ms when the ledger was sealed (0 while it is the one being written);
     #: retention by time counts from here, as Pulsar's LedgerInfo.timestamp.
     closed_at_ms: int = 0
+
+
+def now_ms() -> int:
+    """Wall-clock ms, as closed_at_ms is."""
+    return int(time.time() * 1000)
 
 
 class LedgerList:

@@ -2,15 +2,15 @@
 
 As in Pulsar, every open seals the ledger the previous incarnation was writing (open with
 recovery, which fences it and finds its last durable entry) and starts a new ledger for its own
-writes; ledgers that ended up empty are dropped. Writes roll over to a new ledger after
-max_entries_per_ledger entries or max_size_per_ledger_mb; adds arriving meanwhile queue and go
-out in arrival order, but never before managedLedgerMinLedgerRolloverTimeMinutes, and a ledger
+writes; ledgers that ended up empty are dropped. Writes roll over to a new ledger (rollover.py)
+after max_entries_per_ledger entries or max_size_per_ledger_mb; adds arriving meanwhile queue and
+go out in arrival order, but never before managedLedgerMinLedgerRolloverTimeMinutes, and a ledger
 holding entries is rolled over after managedLedgerMaxLedgerRolloverTimeMinutes even when no
 more come (so retention can act on an idle topic). An add resolves once its entry is durable,
 then wakes the cursors waiting in read_entries_or_wait. Sealed ledgers entirely behind the
 slowest durable cursor's persisted mark-delete (or any sealed ledger when there is no durable
-cursor) are deleted once they are beyond the retention policy (retention.py); never the
-current one.
+cursor) are deleted once they are beyond the retention policy (trimming.py, retention.py);
+never the current one.
 
 Metadata (the ledgers with their entry counts and sizes) is in the metadata store, see
 metadata.py; the cursors are the children of the managed ledger's node.
@@ -25,7 +25,7 @@ import logging
 import time
 from typing import Callable, Mapping
 
-from bookkeeper.errors import BookKeeperError, MetadataBadVersionError, MetadataNotFoundError, NoSuchLedgerError
+from bookkeeper.errors import BookKeeperError, MetadataBadVersionError
 from bookkeeper.interfaces import LedgerClient, WriteHandle
 from log_limits.repeats import RepeatLimitedLog
 
@@ -46,8 +46,9 @@ from .ledger_tags import COMPACTED_LEDGER, MANAGED_LEDGER, LedgerOwner, LedgerTa
 from .lost_entries import LostEntryCounts
 from .metadata import CompactedLedger, ManagedLedgerMetadata, managed_ledger_path
 from .position import EARLIEST, Entry, InitialPosition, Position
-from .retention import RetentionPolicy, ledgers_beyond_retention
-from .rollover import RolloverRule
+from .retention import RetentionPolicy
+from .rollover import RolloverRule, RolloverTimer, WritingLedgers
+from .trimming import LedgerTrimmer
 
 logger = logging.getLogger(__name__)
 _repeats = RepeatLimitedLog(logger)   # without bookies every add fails: one line per interval
@@ -93,7 +94,8 @@ class ManagedLedgerImpl:
         self._writer_entries = 0
         self._writer_bytes = 0
         self._rollover_rule = RolloverRule(config)
-        self._rollover_timer: asyncio.TimerHandle | None = None
+        self._rollover_timer = RolloverTimer(self._loop, config, self._rollover_timer_check)
+        self._ledgers = WritingLedgers(name, bookkeeper, tags.of(LedgerOwner(MANAGED_LEDGER, name)))
         self._queued: list[QueuedAdd] = []
         self._rollover_task: asyncio.Task | None = None
         self._reads = EntryReader(bookkeeper, cache)
@@ -103,7 +105,9 @@ class ManagedLedgerImpl:
         self._waiters: set[asyncio.Future[bool]] = set()
         #: Where cursors stop reading when short of the last confirmed entry (set_read_limit).
         self._read_limit: Position | None = None
-        self._trimming = CoalescedTask(self._trim_consumed_ledgers)
+        self.retention = RetentionPolicy(config.retention_time_minutes, config.retention_size_mb)
+        self._trimmer = LedgerTrimmer(self, bookkeeper, self._reads, self._cursors, self._persist_metadata)
+        self._trimming = CoalescedTask(self._trimmer.trim)
         self._compacted: CompactedLedger | None = None
         self._compacted_view: CompactedView | None = None
         #: Set once terminated: the last entry there will ever be (persisted in the metadata).
@@ -111,7 +115,6 @@ class ManagedLedgerImpl:
         self._terminating: asyncio.Task[Position] | None = None
         #: The latest add not yet resolved: termination waits for it (adds complete in order).
         self._in_flight = InFlightAdds()
-        self.retention = RetentionPolicy(config.retention_time_minutes, config.retention_size_mb)
         self.write_latency = LatencyHistogram()
 
     @classmethod
@@ -200,35 +203,22 @@ class ManagedLedgerImpl:
         self._compacted = metadata.compacted
         self._terminated = metadata.terminated
         for info in ledgers:
-            await self._recover_ledger(info)
+            handle = await self._ledgers.recover(info)
+            if handle is not None:
+                self._reads.use(info.ledger_id, handle)
         empty = {info.ledger_id for info in ledgers if not info.entries}
         self.ledger_list = LedgerList([info for info in ledgers if info.entries])
-        writer = await self._new_ledger()
+        writer = await self._ledgers.create(self.persistence)
         info = LedgerInfo(writer.ledger_id)
         self.ledger_list.append(info)
         await self._persist_metadata()
         self._install_writer(writer, info)
         self._last_confirmed = self.ledger_list.last_confirmed()
         for ledger_id in empty:
-            await self._delete_ledger_quietly(ledger_id)
+            await self._trimmer.delete(ledger_id)
         await self._cursors.load()
         logger.info("opened managed ledger %s: ledgers %s, last confirmed %s", self.name,
                     self.ledgers_info(), self._last_confirmed)
-
-    async def _recover_ledger(self, info: LedgerInfo) -> None:
-        """Seal a ledger a previous run may have left open (only the last one can be, and for
-        the others this is one metadata read); learn its true size, or that it is gone."""
-        try:
-            handle = await self._bookkeeper.open_ledger(info.ledger_id, recovery=True)
-        except NoSuchLedgerError:
-            logger.warning("managed ledger %s: ledger %d is gone", self.name, info.ledger_id)
-            info.entries = info.size = 0
-            return
-        info.entries = handle.last_add_confirmed + 1
-        info.size = handle.length
-        if not info.closed_at_ms:
-            info.closed_at_ms = _now_ms()
-        self._reads.use(info.ledger_id, handle)
 
     # ---- writing -------------------------------------------------------------------------
 
@@ -286,20 +276,9 @@ class ManagedLedgerImpl:
             return True
         return False
 
-    def _schedule_rollover_check(self) -> None:
-        """Check again when the ledger reaches the maximum age (or a minute, if sooner), so an
-        idle topic's last ledger is sealed too."""
-        if self._rollover_timer is not None:
-            self._rollover_timer.cancel()
-        delay = min(self.config.max_ledger_rollover_minutes * 60, 60.0)
-        self._rollover_timer = self._loop.call_later(delay, self._on_rollover_timer)
-
-    def _on_rollover_timer(self) -> None:
-        self._rollover_timer = None
-        if self._closing:
-            return
-        if not self._roll_over_if_due():
-            self._schedule_rollover_check()
+    def _rollover_timer_check(self) -> bool:
+        """The rollover timer's: roll over if due; True to ask again later."""
+        return not self._closing and not self._roll_over_if_due()
 
     def _on_add_durable(self, info: LedgerInfo, entries: list[bytes], size: int, on_done: AddCallback,
                         started: float, last_entry_id: int, error: BaseException | None) -> None:
@@ -336,7 +315,7 @@ class ManagedLedgerImpl:
         self._writer_bytes = 0
         self._rollover_rule.start(self._loop.time())
         self._state = ManagedLedgerState.WRITING
-        self._schedule_rollover_check()
+        self._rollover_timer.restart()
 
     def _start_rollover(self) -> None:
         self._state = ManagedLedgerState.ROLLING_OVER
@@ -346,9 +325,9 @@ class ManagedLedgerImpl:
         """Seal the full (or failed) ledger, start the next one, send the queued adds."""
         old, self._writer = self._writer, None
         if old is not None:
-            await self._seal(old)
+            await self._ledgers.seal(old, self.ledger_list)
         try:
-            writer = await self._new_ledger()
+            writer = await self._ledgers.create(self.persistence)
         except BookKeeperError as exc:
             self._rollover_failed(exc)
             return
@@ -358,7 +337,7 @@ class ManagedLedgerImpl:
             await self._persist_metadata()
         except ManagedLedgerStorageError as exc:
             self.ledger_list.remove({writer.ledger_id})
-            await self._delete_unrecorded(writer.ledger_id, exc)
+            await self._trimmer.delete_unrecorded(writer.ledger_id, exc)
             self._rollover_failed(exc)
             return
         self._install_writer(writer, info)
@@ -370,13 +349,6 @@ class ManagedLedgerImpl:
             self._send(add.entries, add.on_done, add.started)
         logger.debug("managed ledger %s rolled over to ledger %d", self.name, writer.ledger_id)
         self._trimming.request()
-
-    async def _new_ledger(self) -> WriteHandle:
-        """A ledger for this log's writes, replicated as its persistence policy says now (a
-        change of the policy applies from the next ledger on, as in Pulsar)."""
-        policy = self.persistence
-        return await self._bookkeeper.create_ledger(self._tagged(MANAGED_LEDGER), policy.ensemble_size,
-                                                    policy.write_quorum, policy.ack_quorum)
 
     def _rollover_failed(self, error: BaseException) -> None:
         _repeats.error(str(error), "managed ledger %s: rollover failed: %s", self.name, error)
@@ -391,16 +363,6 @@ class ManagedLedgerImpl:
         queued, self._queued = self._queued, []
         for add in queued:
             self._add_completed(len(add.entries), add.on_done, None, error)
-
-    async def _seal(self, writer: WriteHandle) -> None:
-        info = self.ledger_list.get(writer.ledger_id)
-        if info is not None:
-            info.closed_at_ms = _now_ms()
-        try:
-            await writer.close()
-        except BookKeeperError as exc:
-            logger.warning("managed ledger %s: sealing ledger %d failed: %s",
-                           self.name, writer.ledger_id, exc)
 
     async def send_last_confirmed(self) -> None:
         """Show every entry added so far to read-only views in other processes now (an explicit
@@ -525,49 +487,6 @@ class ManagedLedgerImpl:
         time-based retention acts without new writes or acks)."""
         await self._trimming.run_now()
 
-    async def _trim_consumed_ledgers(self) -> None:
-        doomed = self._ledgers_to_delete()
-        if not doomed:
-            return
-        self.ledger_list.remove(doomed)
-        try:
-            await self._persist_metadata()
-        except ManagedLedgerStorageError:
-            logger.exception("managed ledger %s: trimming failed", self.name)
-            return
-        for ledger_id in sorted(doomed):
-            self._reads.forget(ledger_id)
-            await self._delete_ledger_quietly(ledger_id)
-        first = self.first_position()
-        for cursor in self._cursors.all():
-            cursor.move_past_trimmed(first)
-        logger.info("managed ledger %s: trimmed ledgers %s", self.name, sorted(doomed))
-
-    def _ledgers_to_delete(self) -> set[int]:
-        """Sealed ledgers consumed by every durable cursor (all count as consumed when there is
-        none) and beyond retention."""
-        slowest = self._cursors.slowest_persisted()
-        if slowest is None:
-            slowest = self._last_confirmed
-        return ledgers_beyond_retention(self.ledger_list, self.retention, slowest, _now_ms())
-
-    def _tagged(self, component: str) -> dict[str, bytes]:
-        return self._tags.of(LedgerOwner(component, self.name))
-
-    async def _delete_unrecorded(self, ledger_id: int, error: ManagedLedgerStorageError) -> None:
-        """A new ledger whose recording failed: deleted when the metadata surely does not name
-        it (the CAS lost); after a lost connection the write may have landed, so it is left to
-        the orphan cleaner, which reads the metadata again."""
-        if isinstance(error.__cause__, (MetadataBadVersionError, MetadataNotFoundError)):
-            await self._delete_ledger_quietly(ledger_id)
-
-    async def _delete_ledger_quietly(self, ledger_id: int) -> None:
-        try:
-            await self._bookkeeper.delete_ledger(ledger_id)
-        except BookKeeperError as exc:
-            logger.warning("managed ledger %s: deleting ledger %d failed: %s",
-                           self.name, ledger_id, exc)
-
     # ---- the compacted view --------------------------------------------------------------
 
     async def compacted_view(self) -> CompactedView | None:
@@ -581,18 +500,19 @@ class ManagedLedgerImpl:
         """Store a new compacted view (entries oldest first) and make it current; the previous
         one's ledger is deleted once the metadata names the new one."""
         self._check_open()
-        view = await CompactedView.write(self._bookkeeper, entries, horizon, self._tagged(COMPACTED_LEDGER))
+        view = await CompactedView.write(self._bookkeeper, entries, horizon,
+                                         self._tags.of(LedgerOwner(COMPACTED_LEDGER, self.name)))
         previous = self._compacted
         self._compacted = CompactedLedger(view.ledger_id, horizon)
         try:
             await self._persist_metadata()
         except ManagedLedgerStorageError as exc:
             self._compacted = previous
-            await self._delete_unrecorded(view.ledger_id, exc)
+            await self._trimmer.delete_unrecorded(view.ledger_id, exc)
             raise
         self._compacted_view = view
         if previous is not None:
-            await self._delete_ledger_quietly(previous.ledger_id)
+            await self._trimmer.delete(previous.ledger_id)
         return view
 
     # ---- metadata and lifecycle ----------------------------------------------------------
@@ -629,8 +549,7 @@ class ManagedLedgerImpl:
         logger.info("closed managed ledger %s", self.name)
 
     async def _shut_down(self) -> None:
-        if self._rollover_timer is not None:
-            self._rollover_timer.cancel()
+        self._rollover_timer.cancel()
         await self._trimming.stop()
         if self._rollover_task is not None:
             await asyncio.gather(self._rollover_task, return_exceptions=True)
@@ -638,14 +557,10 @@ class ManagedLedgerImpl:
         await self._cursors.close_all()
         self._wake_waiters(False)
         if self._writer is not None:
-            await self._seal(self._writer)
+            await self._ledgers.seal(self._writer, self.ledger_list)
             self._writer = None
         self._state = ManagedLedgerState.CLOSED
         try:
             await self._persist_metadata()
         except ManagedLedgerStorageError as exc:   # another broker took it over, or the store is gone
             logger.warning("managed ledger %s: final metadata write failed: %s", self.name, exc)
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)

@@ -25,6 +25,8 @@ TRANSACTION_BUFFER_SNAPSHOT = "__transaction_buffer_snapshot"
 SYSTEM_TOPIC_NAMES = (CHANGE_EVENTS, TRANSACTION_BUFFER_SNAPSHOT, "__transaction_buffer_snapshot_segments",
                       "__transaction_buffer_snapshot_indexes")
 SYSTEM_TOPIC_SUFFIXES = ("__transaction_pending_ack",)
+#: A transaction coordinator's log (pulsar/system/__transaction_log_{N}).
+SYSTEM_TOPIC_PREFIXES = ("__transaction_log_",)
 WRITER_NAME = "pulsard-topic-policies"
 
 #: (topic key, its policies or None when removed)
@@ -45,7 +47,8 @@ def change_events_topic(namespace: str) -> TopicName:
 
 def is_system_topic(name: TopicName) -> bool:
     local = name.partitioned_parent.local_name
-    return local in SYSTEM_TOPIC_NAMES or local.endswith(SYSTEM_TOPIC_SUFFIXES)
+    return (local in SYSTEM_TOPIC_NAMES or local.endswith(SYSTEM_TOPIC_SUFFIXES)
+            or local.startswith(SYSTEM_TOPIC_PREFIXES))
 
 
 def event_key(topic: TopicName) -> str:
