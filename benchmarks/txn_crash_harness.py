@@ -266,14 +266,14 @@ def run(cycles: int, messages: int, batch: int, abort_ratio: float, seed: int, w
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cycles", type=int, default=20)
-    parser.add_argument("--messages", type=int, help="inputs (default: 800 per cycle, to keep the worker busy)")
+    parser.add_argument("--messages", type=int, help="inputs (default: 600 per cycle, to keep the worker busy)")
     parser.add_argument("--batch", type=int, default=5)
     parser.add_argument("--abort-ratio", type=float, default=0.1)
 
 
 def main() -> int:
     return crash_cycles.main(__doc__, "txn-crash-harness-", _arguments, lambda args, work_dir: run(
-        args.cycles, args.messages or 800 * args.cycles, args.batch, args.abort_ratio, args.seed, work_dir))
+        args.cycles, args.messages or 600 * args.cycles, args.batch, args.abort_ratio, args.seed, work_dir))
 
 
 if __name__ == "__main__":
