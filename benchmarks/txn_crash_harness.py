@@ -4,9 +4,9 @@ is killed with SIGKILL at random instants and restarted, as in crash_harness.py.
 
 The input topic holds --messages numbered messages. The worker receives a few at a time on an
 Exclusive subscription (Failover's 1 s delay when the active consumer changes would slow its
-restarts), sends "N N*N TXN" per input to the output topic in a transaction, acks the inputs
-in it, and commits (or aborts some on purpose); on an error it abandons the transaction and its
-client and starts again. Messages given back after an abort come with the rest of the
+restarts), sends "N N*N TXN" per input to the output topic (of --partitions, so that a commit
+writes its marker on several) in a transaction, acks the inputs in it, and commits (or aborts
+some on purpose); on an error it abandons the transaction and its client and starts again. Messages given back after an abort come with the rest of the
 unacknowledged ones, some of which a later transaction may have committed already: the broker
 refuses their acks (TransactionConflict, the ack_conflicts figure), and the worker aborts that
 transaction and starts again. Deduplication is on, as exactly-once asks.
@@ -22,7 +22,7 @@ position:
   commit's answer was lost is visible wholly or not at all;
 - the input subscription's backlog is still 0 (the acks of committed transactions kept).
 
-    python benchmarks/txn_crash_harness.py [--cycles 20] [--messages N] [--batch 5] [--abort-ratio 0.1] [--seed N]
+    python benchmarks/txn_crash_harness.py [--cycles 20] [--messages N] [--batch 5] [--abort-ratio 0.1] [--partitions 3] [--seed N]
 
 prints one line per cycle and the totals; exits 1 on the first violation. Needs Go (the worker
 is built at start). compat_tests/test_txn_crash_harness.py runs a few cycles in CI.
@@ -183,20 +183,25 @@ def wait_for_no_open_transaction(admin: AdminHttp) -> None:
         time.sleep(0.5)
 
 
-def read_output(client: pulsar.Client) -> dict[str, list[int]]:
-    """The output, from the earliest position: transaction id -> input numbers, in order."""
-    reader = client.create_reader(OUTPUT, pulsar.MessageId.earliest)
+def output_topics(partitions: int) -> list[str]:
+    return [f"{OUTPUT}-partition-{i}" for i in range(partitions)] if partitions > 1 else [OUTPUT]
+
+
+def read_output(client: pulsar.Client, partitions: int) -> dict[str, list[int]]:
+    """The output, each partition from the earliest position: transaction id -> input numbers."""
     visible: dict[str, list[int]] = defaultdict(list)
-    try:
-        while True:
-            n, square, tag = reader.read_next(2000).data().decode().split(" ")
-            if int(square) != int(n) ** 2:
-                raise AssertionError(f"output {n} {square} {tag}: not transformed right")
-            visible[tag].append(int(n))
-    except pulsar.Timeout:
-        pass
-    finally:
-        reader.close()
+    for topic in output_topics(partitions):
+        reader = client.create_reader(topic, pulsar.MessageId.earliest)
+        try:
+            while True:
+                n, square, tag = reader.read_next(2000).data().decode().split(" ")
+                if int(square) != int(n) ** 2:
+                    raise AssertionError(f"output {n} {square} {tag}: not transformed right")
+                visible[tag].append(int(n))
+        except pulsar.Timeout:
+            pass
+        finally:
+            reader.close()
     return visible
 
 
@@ -226,8 +231,8 @@ def check(visible: dict[str, list[int]], outcomes: Outcomes, messages: int) -> N
         raise AssertionError(f"{len(invisible)} committed transactions not visible, e.g. {tag} {outcomes.committed[tag]}")
 
 
-def run(cycles: int, messages: int, batch: int, abort_ratio: float, seed: int, work_dir: Path,
-        log=print) -> dict[str, object]:
+def run(cycles: int, messages: int, batch: int, abort_ratio: float, partitions: int, seed: int,
+        work_dir: Path, log=print) -> dict[str, object]:
     rng = random.Random(seed)
     binary = build_worker(work_dir)
     broker = Broker(work_dir, CONFIG).start()
@@ -238,6 +243,9 @@ def run(cycles: int, messages: int, batch: int, abort_ratio: float, seed: int, w
     started = time.monotonic()
     try:
         client.subscribe(INPUT, SUBSCRIPTION).close()
+        if partitions > 1:
+            admin.put(f"/admin/v2/persistent/{OUTPUT.removeprefix('persistent://')}/partitions",
+                      json=partitions).raise_for_status()
         fill_input(client, messages)
         worker = Worker(binary, broker, batch, abort_ratio, seed, work_dir)
         worker.outcomes.wait_for_commit(30)
@@ -250,7 +258,7 @@ def run(cycles: int, messages: int, batch: int, abort_ratio: float, seed: int, w
         if backlog(admin):
             raise AssertionError(f"after a last restart the input backlog is {backlog(admin)}, not 0")
         outcomes = worker.outcomes
-        visible = read_output(client)
+        visible = read_output(client, partitions)
         check(visible, outcomes, messages)
         return {"cycles": cycles, "seconds": time.monotonic() - started, "inputs": messages,
                 "committed": len(outcomes.committed), "aborted": len(outcomes.aborted),
@@ -269,11 +277,13 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--messages", type=int, help="inputs (default: 600 per cycle, to keep the worker busy)")
     parser.add_argument("--batch", type=int, default=5)
     parser.add_argument("--abort-ratio", type=float, default=0.1)
+    parser.add_argument("--partitions", type=int, default=3, help="of the output topic (1: not partitioned)")
 
 
 def main() -> int:
     return crash_cycles.main(__doc__, "txn-crash-harness-", _arguments, lambda args, work_dir: run(
-        args.cycles, args.messages or 600 * args.cycles, args.batch, args.abort_ratio, args.seed, work_dir))
+        args.cycles, args.messages or 600 * args.cycles, args.batch, args.abort_ratio, args.partitions, args.seed,
+        work_dir))
 
 
 if __name__ == "__main__":
