@@ -6,10 +6,11 @@ The input topic holds --messages numbered messages. The worker receives a few at
 Exclusive subscription (Failover's 1 s delay when the active consumer changes would slow its
 restarts), sends "N N*N TXN" per input to the output topic (of --partitions, so that a commit
 writes its marker on several) in a transaction, acks the inputs in it, and commits (or aborts
-some on purpose); on an error it abandons the transaction and its client and starts again. Messages given back after an abort come with the rest of the
-unacknowledged ones, some of which a later transaction may have committed already: the broker
-refuses their acks (TransactionConflict, the ack_conflicts figure), and the worker aborts that
-transaction and starts again. Deduplication is on, as exactly-once asks.
+some on purpose); on an error it abandons the transaction (the broker aborts it on its
+timeout) and its client, and starts again. Messages given back after an abort come with the rest
+of the unacknowledged ones, some of which a later transaction may have committed already: the
+broker refuses their acks (TransactionConflict, the ack_conflicts figure), and the worker
+abandons that transaction and starts again. Deduplication is on, as exactly-once asks.
 
 After the cycles the harness waits for the input subscription's backlog to reach 0, stops the
 worker, waits for the broker to time out the transactions the worker abandoned, kills and
@@ -22,7 +23,8 @@ position:
   commit's answer was lost is visible wholly or not at all;
 - the input subscription's backlog is still 0 (the acks of committed transactions kept).
 
-    python benchmarks/txn_crash_harness.py [--cycles 20] [--messages N] [--batch 5] [--abort-ratio 0.1] [--partitions 3] [--seed N]
+    python benchmarks/txn_crash_harness.py [--cycles 20] [--messages N] [--batch 5]
+        [--abort-ratio 0.1] [--partitions 3] [--seed N]
 
 prints one line per cycle and the totals; exits 1 on the first violation. Needs Go (the worker
 is built at start). compat_tests/test_txn_crash_harness.py runs a few cycles in CI.
@@ -70,7 +72,8 @@ class Outcomes:
     """The worker's transactions by outcome: transaction id -> the input numbers in it."""
 
     committed: dict[str, list[int]] = field(default_factory=dict)
-    aborted: dict[str, list[int]] = field(default_factory=dict)
+    aborted: dict[str, list[int]] = field(default_factory=dict)      # on purpose
+    abandoned: dict[str, list[int]] = field(default_factory=dict)    # left to the broker's timeout
     unknown: dict[str, list[int]] = field(default_factory=dict)
     restarts: int = 0
     conflicts: int = 0      # of the restarts: an ack refused with TransactionConflict
@@ -82,7 +85,7 @@ class Outcomes:
             if kind == "ERROR":
                 self.restarts += 1
                 self.conflicts += "TransactionConflict" in rest
-            elif kind in ("COMMITTED", "ABORTED", "UNKNOWN"):
+            elif kind in ("COMMITTED", "ABORTED", "ABANDONED", "UNKNOWN"):
                 tag, _, numbers = rest.partition(" ")
                 getattr(self, kind.lower())[tag] = [int(n) for n in numbers.split(",")]
 
@@ -90,7 +93,7 @@ class Outcomes:
         with self.lock:
             inputs = sum(len(v) for v in self.committed.values())
             return (f"{len(self.committed)} committed ({inputs} inputs), {len(self.aborted)} aborted, "
-                    f"{len(self.unknown)} unknown, {self.restarts} worker restarts")
+                    f"{len(self.abandoned)} abandoned, {len(self.unknown)} unknown, {self.restarts} worker restarts")
 
     def wait_for_commit(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -218,7 +221,7 @@ def check(visible: dict[str, list[int]], outcomes: Outcomes, messages: int) -> N
     if lost:
         raise AssertionError(f"{len(lost)} inputs missing from the output, e.g. {lost[:5]}")
     for tag, numbers in visible.items():
-        if tag in outcomes.aborted:
+        if tag in outcomes.aborted or tag in outcomes.abandoned:
             raise AssertionError(f"transaction {tag}, never committed, is visible: {numbers}")
         expected = outcomes.committed.get(tag, outcomes.unknown.get(tag))
         if expected is None:
@@ -228,7 +231,8 @@ def check(visible: dict[str, list[int]], outcomes: Outcomes, messages: int) -> N
     invisible = set(outcomes.committed) - set(visible)
     if invisible:
         tag = next(iter(invisible))
-        raise AssertionError(f"{len(invisible)} committed transactions not visible, e.g. {tag} {outcomes.committed[tag]}")
+        raise AssertionError(f"{len(invisible)} committed transactions not visible, "
+                             f"e.g. {tag} {outcomes.committed[tag]}")
 
 
 def run(cycles: int, messages: int, batch: int, abort_ratio: float, partitions: int, seed: int,
@@ -262,6 +266,7 @@ def run(cycles: int, messages: int, batch: int, abort_ratio: float, partitions: 
         check(visible, outcomes, messages)
         return {"cycles": cycles, "seconds": time.monotonic() - started, "inputs": messages,
                 "committed": len(outcomes.committed), "aborted": len(outcomes.aborted),
+                "abandoned": len(outcomes.abandoned),
                 "unknown": len(outcomes.unknown),
                 "unknown_visible": len(set(outcomes.unknown) & set(visible)),
                 "worker_restarts": outcomes.restarts, "ack_conflicts": outcomes.conflicts}

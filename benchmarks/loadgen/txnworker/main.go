@@ -15,7 +15,9 @@
 // It stops when its stdin closes. One stdout line per transaction, for the harness to check:
 //
 //	COMMITTED MOST:LEAST n,n,...   Commit returned success: every output must be visible
-//	ABORTED MOST:LEAST n,n,...     no commit was ever asked for: no output may be visible
+//	ABORTED MOST:LEAST n,n,...     aborted on purpose: no output may be visible
+//	ABANDONED MOST:LEAST n,n,...   a send or an ack failed, no commit was asked for: the broker
+//	                               aborts it on its timeout, no output may be visible
 //	UNKNOWN MOST:LEAST n,n,...     the commit's answer was lost: all outputs visible, or none
 //
 // and "ERROR text" lines for what made it start again.
@@ -197,11 +199,12 @@ func (s *session) transform(o options, rng *rand.Rand, messages []pulsar.Message
 		}
 		return nil
 	})
-	if err != nil || rng.Float64() < o.abortRatio {
-		report("ABORTED") // never committed: the abort below, or the broker's timeout, ends it
-		if err != nil {
-			return err
-		}
+	if err != nil {
+		report("ABANDONED")
+		return err
+	}
+	if rng.Float64() < o.abortRatio {
+		report("ABORTED")
 		if err := within(func() error { return txn.Abort(context.Background()) }); err != nil {
 			return fmt.Errorf("abort: %w", err)
 		}
