@@ -110,7 +110,7 @@ class Worker:
                  work_dir: Path) -> None:
         self.outcomes = Outcomes()
         self.stderr = open(work_dir / "worker.log", "wb")     # the client's warnings
-        self.lines = open(work_dir / "worker.out", "w")       # its report, kept to look into
+        self.lines = open(work_dir / "worker.out", "w")       # its report, timed, for a failure's story
         self.proc = subprocess.Popen(
             [str(binary), "-url", broker.service_url, "-input", INPUT, "-output", OUTPUT,
              "-subscription", SUBSCRIPTION, "-batch", str(batch), "-abort-ratio", str(abort_ratio),
@@ -147,7 +147,7 @@ def build_worker(out_dir: Path) -> Path:
 def fill_input(client: pulsar.Client, messages: int) -> None:
     producer = client.create_producer(INPUT, batching_enabled=False, block_if_queue_full=True)
     for n in range(messages):
-        producer.send_async(str(n).encode(), None)
+        producer.send_async(str(n).encode(), lambda _result, _msg_id: None)
     producer.flush()
     producer.close()
 
