@@ -158,10 +158,12 @@ def backlog(admin: AdminHttp) -> int:
     return response.json()["subscriptions"][SUBSCRIPTION]["msgBacklog"]
 
 
-def wait_for_empty_backlog(admin: AdminHttp) -> None:
+def wait_for_empty_backlog(admin: AdminHttp, worker: Worker) -> None:
     """Poll until the input subscription's backlog is 0; a backlog stuck for STALL_S fails."""
     last, since = backlog(admin), time.monotonic()
     while last:
+        if worker.proc.poll() is not None:
+            raise AssertionError(f"the worker exited ({worker.proc.returncode}) with {last} inputs left")
         time.sleep(0.5)
         now = backlog(admin)
         if now < last:
@@ -254,7 +256,7 @@ def run(cycles: int, messages: int, batch: int, abort_ratio: float, partitions: 
         worker = Worker(binary, broker, batch, abort_ratio, seed, work_dir)
         worker.outcomes.wait_for_commit(30)
         kill_cycles(broker, cycles, rng, worker.outcomes.status, log)
-        wait_for_empty_backlog(admin)
+        wait_for_empty_backlog(admin, worker)
         worker.stop()
         wait_for_no_open_transaction(admin)
         broker.kill9()
