@@ -25,3 +25,31 @@ def test_random_kills_under_transactions_lose_and_double_nothing(tmp_path):
                                     seed=20261127, work_dir=tmp_path, log=lambda line: None)
     # run() checked every input exactly once and each transaction's visibility against its outcome
     assert figures["committed"] > 0 and figures["aborted"] > 0
+
+
+
+def _outcomes() -> "txn_crash_harness.Outcomes":
+    outcomes = txn_crash_harness.Outcomes()
+    for line in ("COMMITTED 0:1 0,1", "ABORTED 0:2 2", "ABANDONED 0:4 2", "UNKNOWN 0:3 2", "UNKNOWN 0:5 0,1",
+                 "ERROR ack: TransactionConflict"):
+        outcomes.record(line + "\n")
+    return outcomes
+
+
+def test_the_check_passes_a_good_run():
+    txn_crash_harness.check({"0:1": [0, 1], "0:3": [2]}, _outcomes(), 3)
+    assert _outcomes().conflicts == 1
+
+
+@pytest.mark.parametrize("visible, violation", [
+    ({"0:1": [0, 1], "0:3": [2, 2]}, "more than once"),
+    ({"0:1": [0, 1]}, "missing"),
+    ({"0:1": [0, 1], "0:2": [2]}, "never committed"),
+    ({"0:1": [0, 1], "0:4": [2]}, "never committed"),
+    ({"0:1": [0], "0:5": [1], "0:3": [2]}, "partly visible"),
+    ({"0:5": [0, 1], "0:3": [2]}, "not visible"),
+    ({"0:1": [0, 1], "0:9": [2]}, "unknown to the worker"),
+])
+def test_the_check_finds_each_violation(visible, violation):
+    with pytest.raises(AssertionError, match=violation):
+        txn_crash_harness.check(visible, _outcomes(), 3)
