@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -32,6 +31,8 @@ from pathlib import Path
 import pulsar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks import crash_cycles  # noqa: E402
+from benchmarks.crash_cycles import Outage, kill_cycles  # noqa: E402
 from compat_tests.broker import Broker  # noqa: E402
 
 CONFIG = {
@@ -138,7 +139,7 @@ def _first_disorder(numbers: list[int]) -> str:
     return "?"
 
 
-def check_acks(seen: Ledger, outages: list[tuple[float, float]]) -> None:
+def check_acks(seen: Ledger, outages: list[Outage]) -> None:
     """A message acknowledged, then delivered again, must have been acknowledged in an outage
     (kill, broker ready again) widened by ACK_BOUND_S on both sides."""
     for data in seen.redelivered_acked:
@@ -147,10 +148,16 @@ def check_acks(seen: Ledger, outages: list[tuple[float, float]]) -> None:
             raise AssertionError(f"{data!r} acknowledged {acked:.3f}, redelivered; outages {outages}")
 
 
+def _status(seen: Ledger) -> str:
+    with seen.lock:
+        receipts = sum(len(v) for v in seen.receipted.values())
+        return (f"{receipts} receipted, {len(seen.acked_at)} acked, "
+                f"{len(seen.redelivered_acked)} redelivered after ack")
+
+
 def run(cycles: int, producers: int, seed: int, work_dir: Path, log=print) -> dict[str, float]:
     rng = random.Random(seed)
     seen = Ledger()
-    outages: list[tuple[float, float]] = []
     broker = Broker(work_dir, CONFIG).start()
     client = pulsar.Client(broker.service_url, operation_timeout_seconds=30,
                            logger=pulsar.FileLogger(pulsar.LoggerLevel.Warn, str(work_dir / "client.log")))
@@ -160,17 +167,7 @@ def run(cycles: int, producers: int, seed: int, work_dir: Path, log=print) -> di
         producing = [Producing(client, f"p{i}", seen, 0) for i in range(producers)]
         for thread in (consumer, *producing):
             thread.start()
-        for cycle in range(1, cycles + 1):
-            time.sleep(rng.uniform(0.2, 1.5))
-            broker.kill9()
-            killed = time.monotonic()
-            broker.restart()
-            outages.append((killed, time.monotonic()))
-            time.sleep(rng.uniform(0.5, 1.0))
-            with seen.lock:
-                receipts = sum(len(v) for v in seen.receipted.values())
-            log(f"cycle {cycle:3d}: killed and restarted; {receipts} receipted, "
-                f"{len(seen.acked_at)} acked, {len(seen.redelivered_acked)} redelivered after ack")
+        outages = kill_cycles(broker, cycles, rng, lambda: _status(seen), log)
         for thread in producing:
             thread.stop.set()
         for thread in producing:
@@ -189,21 +186,14 @@ def run(cycles: int, producers: int, seed: int, work_dir: Path, log=print) -> di
         broker.stop()
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cycles", type=int, default=20)
     parser.add_argument("--producers", type=int, default=3)
-    parser.add_argument("--seed", type=int, default=int(time.time()))
-    args = parser.parse_args()
-    print(f"seed {args.seed}")
-    with tempfile.TemporaryDirectory(prefix="crash-harness-") as work_dir:
-        try:
-            figures = run(args.cycles, args.producers, args.seed, Path(work_dir))
-        except AssertionError as exc:
-            print(f"FAILED: {exc}")
-            return 1
-    print("passed: " + ", ".join(f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}" for k, v in figures.items()))
-    return 0
+
+
+def main() -> int:
+    return crash_cycles.main(__doc__, "crash-harness-", _arguments,
+                             lambda args, work_dir: run(args.cycles, args.producers, args.seed, work_dir))
 
 
 if __name__ == "__main__":
