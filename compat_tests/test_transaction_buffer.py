@@ -14,7 +14,7 @@ import pulsar
 import pytest
 
 from compat_tests.admin_http import AdminHttp
-from compat_tests.helpers import QUIET_MS, expect_nothing, read_all, receive_n, unique_topic
+from compat_tests.helpers import expect_nothing, read_all, receive_n, unique_topic
 from compat_tests.txn_requests import ABORT, COMMIT, TxnProducer, last_message_id
 from protocol import pulsar_api_pb2 as pb
 from protocol.codec import encode_command, encode_payload_frame

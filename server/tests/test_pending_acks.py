@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from managed_ledger.position import InitialPosition, Position
+from managed_ledger.position import InitialPosition
 from managed_ledger.tests.conftest import open_storage
 from server.transactions.interfaces import ABORT, COMMIT, TxnID
 from server.transactions.pending_ack.ack_sets import acked_mask, words_of
