@@ -20,17 +20,13 @@ import pytest
 from compat_tests.go_upstream.service import IMAGE_PATHS, SuperUserAdmin, broker_config, grant_permissions, module_dir
 from server.testing.broker_process import free_ports
 
-try:
-    MODULE = module_dir()
-except FileNotFoundError as exc:
-    pytest.skip(f"the Go client module is not available: {exc}", allow_module_level=True)
-
 
 @pytest.fixture
-def module_copy(tmp_path):
-    """The files the broker reads, copied as the runner copies the whole module."""
+def module_copy(go_binaries, tmp_path):
+    """The files the broker reads, copied as the runner copies the whole module (which the
+    build of compat_tests/go, a user of the same client version, has put in the module cache)."""
     root = tmp_path / "pulsar-client-go"
-    shutil.copytree(MODULE / "integration-tests", root / "integration-tests")
+    shutil.copytree(module_dir() / "integration-tests", root / "integration-tests")
     return root
 
 
