@@ -1,5 +1,5 @@
 """Transactions in a cluster (two brokers on the session's ZooKeeper + bookies, the official
-Java client with enableTransaction(true)): the coordinators are the 16 partitions of the assign
+Java and Go clients with transactions enabled): the coordinators are the 16 partitions of the assign
 topic, each served by the broker owning its bundle; a transaction produces to two topics served
 by different brokers, so whichever broker coordinates it ends it on the other's topic too."""
 
@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 
 import pytest
 
 from compat_tests.cluster_brokers import BrokerGroup, http
 from compat_tests.test_cluster import create_namespace, topics_in_distinct_bundles
 from compat_tests.test_cluster_topic_policies import place_on
-from compat_tests.toolchains import run_program
+from compat_tests.toolchains import run_program, tail
 from server.topics.topic_name import TopicName
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(300)]
@@ -99,3 +100,16 @@ def test_an_open_transaction_moves_with_its_topic(brokers, connect):
             producer.close()
     finally:
         a.start(timeout=60)
+
+
+def test_go_client_transactions_in_a_cluster(brokers, go_binaries):
+    """The Go client v0.19.0 (a transaction's id on CommandSend only): aborted messages never
+    delivered, and consume-transform-produce committed, with 16 coordinators on two brokers."""
+    a, _ = brokers
+    scenarios = ("TestTxnBufferAbortedMessagesAreNeverDelivered", "TestTxnPendingAckConsumeTransformProduce")
+    done = subprocess.run(
+        [str(go_binaries[0]), "-test.run", f"^({'|'.join(scenarios)})$", "-test.v", "-test.count=1",
+         "-test.timeout=90s"], cwd=go_binaries[0].parent.parent, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PULSAR_TXN_SERVICE_URL": a.service_url})
+    for scenario in scenarios:
+        assert f"--- PASS: {scenario}" in done.stdout, f"{scenario} failed:\n{tail(done.stdout + done.stderr)}"
