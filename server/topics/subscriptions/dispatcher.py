@@ -313,10 +313,10 @@ class Dispatcher(ABC):
         return metadata
 
     def _hidden(self, metadata: pb.MessageMetadata) -> bool:
-        if metadata.HasField("marker_type"):
-            return True
+        """A marker, or an aborted transaction's entry (the buffer knows both; a topic without
+        one can still hold markers written while transactions were on)."""
         buffer = self.subscription.topic.transaction_buffer
-        return buffer is not None and buffer.hides(metadata)
+        return buffer.hides(metadata) if buffer is not None else metadata.HasField("marker_type")
 
     def _held_back(self, position: Position, metadata: pb.MessageMetadata) -> bool:
         """A delayed message whose time has not come: the tracker keeps it for later, as the

@@ -176,11 +176,23 @@ class Subscription:
             position = position_of(message_id)
             if not self._acknowledge_in_part(consumer, position, message_id):
                 whole.append(position)
-        self.cursor.delete(whole)
+        self._delete(whole)
         if self.dispatcher is not None:
             self.dispatcher.acknowledged(consumer, whole)
-        for position in whole:
+
+    def _delete(self, positions: list[Position]) -> None:
+        """Whole entries acknowledged: the cursor records them, their redelivery counts go."""
+        self.cursor.delete(positions)
+        for position in positions:
             self.redelivery_counts.pop(position, None)
+
+    def _mark_delete_up_to(self, position: Position) -> None:
+        """Everything up to position acknowledged (mark-delete never moves back), and the
+        redelivery counts behind it gone."""
+        if position > self.cursor.mark_delete_position:
+            self.cursor.mark_delete(position)
+        for acked in [p for p in self.redelivery_counts if p <= position]:
+            del self.redelivery_counts[acked]
 
     def _cumulative_id(self, ack: pb.CommandAck) -> pb.MessageIdData:
         if self.sub_type in SHARED_TYPES:
@@ -194,12 +206,9 @@ class Subscription:
         position = position_of(message_id)
         if self._acknowledge_in_part(consumer, position, message_id):
             position = Position(position.ledger_id, position.entry_id - 1)
-        if position > self.cursor.mark_delete_position:
-            self.cursor.mark_delete(position)
+        self._mark_delete_up_to(position)
         if self.dispatcher is not None:
             self.dispatcher.acknowledged_up_to(consumer, position)
-        for acked in [p for p in self.redelivery_counts if p <= position]:
-            del self.redelivery_counts[acked]
 
     def expire_up_to(self, position: Position) -> bool:
         """Message TTL: acknowledge everything up to position on behalf of the consumers
@@ -208,11 +217,9 @@ class Subscription:
         position = min(position, self.topic.ledger.readable_end)
         if position <= self.cursor.mark_delete_position:
             return False
-        self.cursor.mark_delete(position)
+        self._mark_delete_up_to(position)
         for consumer in self.consumers:
             self.dispatcher.acknowledged_up_to(consumer, position)
-        for acked in [p for p in self.redelivery_counts if p <= position]:
-            del self.redelivery_counts[acked]
         self.notify_if_end_reached()
         return True
 
@@ -312,16 +319,11 @@ class Subscription:
             for position, words in acks.items():
                 if words is not None and any(words):
                     self.cursor.ack_batch_indexes(position, words)
-        self.cursor.delete(whole)
-        for position in whole:
-            self.redelivery_counts.pop(position, None)
+        self._delete(whole)
         self.notify_if_end_reached()
 
     def commit_cumulative(self, position: Position) -> None:
-        if position > self.cursor.mark_delete_position:
-            self.cursor.mark_delete(position)
-        for acked in [p for p in self.redelivery_counts if p <= position]:
-            del self.redelivery_counts[acked]
+        self._mark_delete_up_to(position)
         self.notify_if_end_reached()
 
     async def close_pending_acks(self) -> None:
