@@ -189,7 +189,7 @@ class BrokerService:
         unloading = self._unloading.get(str(name))
         if unloading is not None:
             await asyncio.wait([unloading])
-        self._check_served(name)
+        self.check_serves(name)
         if is_transaction_log(name):   # written by its coordinator only, never a topic
             raise NotAllowed(f"{name} is a transaction coordinator's log")
         may_create = creation is not Creation.NEVER and (   # the namespace must exist
@@ -217,7 +217,7 @@ class BrokerService:
                 topic.transaction_buffer = await TopicTransactionBuffer.load(
                     topic, self.transaction_snapshots, self._snapshot_rule)
             apply_policies(topic, view, self.config, self.rate_limits)
-            self._check_served(name)   # its bundle may have been released, or the session lost, meanwhile
+            self.check_serves(name)   # its bundle may have been released, or the session lost, meanwhile
         except BaseException:
             await ledger.close()
             raise
@@ -269,15 +269,12 @@ class BrokerService:
 
     def check_serves(self, name: TopicName) -> None:
         """ServiceNotReady when another broker of the cluster serves the topic."""
-        self._check_served(name)
-
-    def _check_served(self, name: TopicName) -> None:
         if self.served is not None and not is_heartbeat_namespace(self.config, name.namespace):
             self.served.check_serves(name)
 
     def _serves(self, name: TopicName) -> bool:
         try:
-            self._check_served(name)
+            self.check_serves(name)
         except ServiceNotReady:
             return False
         return True
