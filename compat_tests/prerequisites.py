@@ -2,8 +2,8 @@
 before the first test.
 
 A first run on a new machine downloads the Java and Go clients, Pulsar's pulsar-admin, the
-ZooKeeper and BookKeeper jars and the Spark connector; that can take longer than any one test
-may. So after collection, and outside every test's timeout, each prerequisite some selected test
+ZooKeeper and BookKeeper jars and the Spark connector, and installs Debian's Chromium; that can
+take longer than any one test may. So after collection, and outside every test's timeout, each prerequisite some selected test
 needs is built here (Maven's, Go's and Spark's Ivy downloads side by side, as they share no
 cache), with a line on the terminal when it starts, every half minute while it
 runs, and when it ends. A failed build prints its own error there, once; each test that needs
@@ -25,6 +25,7 @@ from typing import Any, Callable
 import pytest
 
 from compat_tests import toolchains
+from compat_tests.browser import install_chromium
 from compat_tests.broker import REPO_ROOT
 from compat_tests.toolchains import BuildError, Say
 
@@ -100,6 +101,7 @@ PREREQUISITES = [
     Prerequisite("pulsar-admin", toolchains.build_pulsar_admin_cli, fixture="pulsar_admin_classpath"),
     Prerequisite("ZooKeeper and BookKeeper jars", _cluster_jars, marker="cluster"),
     Prerequisite("Spark connector", _spark_connector, fixture="spark", lane="ivy"),
+    Prerequisite("Chromium", install_chromium, fixture="chromium", lane="apt"),
 ]
 
 
@@ -158,6 +160,12 @@ def admin_java_classpath(pytestconfig) -> str:
 def pulsar_admin_classpath(pytestconfig) -> str:
     """Classpath of Pulsar's own pulsar-admin CLI (compat_tests/pulsar_admin_cli)."""
     return prerequisite("pulsar-admin").result(pytestconfig)
+
+
+@pytest.fixture(scope="session")
+def chromium(pytestconfig):
+    """Debian's Chromium and chromedriver (compat_tests/browser.py), for the console's tests."""
+    return prerequisite("Chromium").result(pytestconfig)
 
 
 @pytest.fixture(scope="session")
