@@ -29,6 +29,8 @@ class BrokerConfig:
     #: 0 (Pulsar: unset): no TLS port.
     broker_service_port_tls: int = field(default=0, metadata=conf_key("brokerServicePortTls"))
     web_service_port_tls: int = field(default=0, metadata=conf_key("webServicePortTls"))
+    #: (pulsard's own key) the web console at / and /console/ on the web ports (server/console/).
+    web_console_enabled: bool = field(default=True, metadata=conf_key("pulsardWebConsoleEnabled"))
     bind_address: str = field(default="127.0.0.1", metadata=conf_key("bindAddress"))
     advertised_address: str = field(default="", metadata=conf_key("advertisedAddress"))
     #: `name:url` entries, comma-separated (server/advertised_listeners.py reads them).

@@ -14,7 +14,7 @@ AccessMode = pb.ProducerAccessMode
 _SUMMED = ("msgRateIn", "msgThroughputIn", "msgRateOut", "msgThroughputOut", "bytesInCounter", "msgInCounter",
            "bytesOutCounter", "msgOutCounter", "storageSize", "backlogSize")
 _SUBSCRIPTION_SUMMED = ("msgBacklog", "msgBacklogNoDelayed", "unackedMessages", "msgRateOut", "msgThroughputOut",
-                        "msgOutCounter", "bytesOutCounter")
+                        "msgOutCounter", "bytesOutCounter", "msgRateRedeliver")
 
 
 def topic_stats(topic: Any, window_s: float) -> dict[str, Any]:
@@ -62,18 +62,19 @@ def _subscription(sub: Any, persistent: bool, window_s: float) -> dict[str, Any]
     return {
         "msgRateOut": rates.msg_rate_out, "msgThroughputOut": rates.msg_throughput_out,
         "msgOutCounter": sub.stats.messages_out, "bytesOutCounter": sub.stats.bytes_out,
-        "msgBacklog": sub.backlog(), "msgBacklogNoDelayed": sub.backlog(),
+        "msgRateRedeliver": rates.msg_rate_redeliver, "msgBacklog": sub.backlog(), "msgBacklogNoDelayed": sub.backlog(),
         "unackedMessages": sum(c.unacked_messages for c in consumers),
         "type": SubType.Name(sub.sub_type) if sub.sub_type is not None else "Exclusive",
         "isDurable": sub.durable if persistent else False, "isReplicated": False,
         "blockedSubscriptionOnUnackedMsgs": sub.blocked_on_unacked,
-        "consumers": [_consumer(c) for c in consumers],
+        "consumers": [_consumer(c, window_s) for c in consumers],
     }
 
 
-def _consumer(consumer: Any) -> dict[str, Any]:
+def _consumer(consumer: Any, window_s: float) -> dict[str, Any]:
     return {
         "consumerName": consumer.name, "availablePermits": consumer.permits,
+        "msgRateRedeliver": consumer.stats.rates(window_s).msg_rate_redeliver,
         "unackedMessages": consumer.unacked_messages, "blockedConsumerOnUnackedMsgs": consumer.blocked_on_unacked,
         "address": consumer.connection.remote, "clientVersion": consumer.connection.client_version,
         "priorityLevel": consumer.priority_level, "metadata": dict(consumer.metadata),

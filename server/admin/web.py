@@ -1,4 +1,5 @@
-"""The HTTP side of the broker: the admin REST API, HTTP lookup and Prometheus metrics.
+"""The HTTP side of the broker: the admin REST API, HTTP lookup, Prometheus metrics and the web
+console.
 
 server.web serves it in the broker's own event loop: routing, middlewares, keep-alive and
 request limits on h11.
@@ -13,10 +14,13 @@ from collections.abc import Sequence
 
 from server import web
 from server.broker_service import BrokerService
+from server.console import BrokerLoads, console_routes, is_console_file
+from server.console.local_load import LocalLoad
 from server.security.http_auth import authentication_middleware, authorization_middleware
 
 from . import AdminResources, admin_routes
 from .broker_metrics import StorageRates, broker_lines, process_lines
+from .brokers import broker_version
 from .errors import json_errors
 from .metrics import render
 from .transaction_metrics import transaction_lines
@@ -28,11 +32,14 @@ Listener = tuple[socket.socket | None, ssl.SSLContext | None]
 
 
 def build_app(broker: BrokerService, resources: AdminResources, middlewares: Sequence[web.Middleware] = (),
-              routes: Sequence[web.RouteDef] = ()) -> web.Application:
+              routes: Sequence[web.RouteDef] = (), loads: BrokerLoads | None = None) -> web.Application:
     """The app; a cluster broker adds its middlewares (redirects to owners) and routes, which
-    come first so that they replace the standalone answers of the same paths. Authentication
-    and authorization come before everything."""
+    come first so that they replace the standalone answers of the same paths, and the brokers'
+    load reports its console shows (standalone: its own). Authentication and authorization come
+    before everything."""
     storage_rates = StorageRates()
+    enabled = broker.config.web_console_enabled
+    console = console_routes(loads or LocalLoad(broker, broker_version)) if enabled else []
 
     async def metrics(request: web.Request) -> web.Response:
         persistent = list(broker.topics)
@@ -44,16 +51,18 @@ def build_app(broker: BrokerService, resources: AdminResources, middlewares: Seq
 
     security = broker.config.security
     return web.Application(
-        [*routes, web.get("/metrics", metrics), web.get("/metrics/", metrics), *admin_routes(broker, resources)],
-        [authentication_middleware(broker.authentication, security.authenticate_metrics_endpoint),
+        [*routes, web.get("/metrics", metrics), web.get("/metrics/", metrics), *admin_routes(broker, resources),
+         *console],
+        [authentication_middleware(broker.authentication, security.authenticate_metrics_endpoint,
+                                   is_console_file if enabled else lambda path: False),
          authorization_middleware(broker.authorization), json_errors, *middlewares])
 
 
 async def start_web(broker: BrokerService, resources: AdminResources, listeners: Sequence[Listener],
-                    middlewares: Sequence[web.Middleware] = (),
-                    routes: Sequence[web.RouteDef] = ()) -> web.Application:
-    """Serve the admin API, lookups and /metrics on each listening socket (bound before storage
-    was opened), with TLS where a context is given; stop() ends it."""
-    app = build_app(broker, resources, middlewares, routes)
+                    middlewares: Sequence[web.Middleware] = (), routes: Sequence[web.RouteDef] = (),
+                    loads: BrokerLoads | None = None) -> web.Application:
+    """Serve the admin API, lookups, /metrics and the web console on each listening socket
+    (bound before storage was opened), with TLS where a context is given; stop() ends it."""
+    app = build_app(broker, resources, middlewares, routes, loads)
     await app.serve((sock, context) for sock, context in listeners if sock is not None)
     return app

@@ -100,7 +100,7 @@ async def run_broker(config: BrokerConfig) -> None:
               *policy_event_routes(broker.topic_policies, lookup),
               *txn_end_routes(LocalParticipants(broker), lookup),
               *(txn_snapshot_routes(broker.transaction_snapshots, lookup) if broker.transaction_snapshots else ())]
-    web = await start_web(broker, resources, [(web_socket, None)], middlewares, routes)
+    web = await start_web(broker, resources, [(web_socket, None)], middlewares, routes, registry)
     await registry.register()
     await reporter.write_now()
     reporter.start()

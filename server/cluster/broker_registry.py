@@ -111,12 +111,16 @@ class BrokerRegistry:
             log.warning("cannot update the registry node %s: %s", self._path, exc)
 
     async def brokers(self) -> list[RegisteredBroker]:
+        return [RegisteredBroker(BrokerAddress.from_json(data), int(data.get("numBundles", 0)))
+                for data in await self.reports()]
+
+    async def reports(self) -> list[dict[str, Any]]:
+        """Every registered broker's LocalBrokerData (the web console's cluster page shows them)."""
         found = []
         for child in await self._store.children(BROKERS_ROOT):
             stored = await self._store.get(f"{BROKERS_ROOT}/{child}")
             if stored is not None:
-                data = json.loads(stored[0])
-                found.append(RegisteredBroker(BrokerAddress.from_json(data), int(data.get("numBundles", 0))))
+                found.append(json.loads(stored[0]))
         return found
 
     def _data(self) -> bytes:

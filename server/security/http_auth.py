@@ -2,7 +2,8 @@
 
 As Pulsar's web service: with authenticationEnabled every request needs credentials
 (Authorization: Bearer <token> or Basic, or a client certificate on the TLS port) and gets 401
-without valid ones, except /metrics unless authenticateMetricsEndpoint. The role is kept in
+without valid ones, except /metrics unless authenticateMetricsEndpoint, and the web console's
+files (its pages call the admin API with the user's token). The role is kept in
 request["role"] for the authorization checks.
 
 Authorization (authorizationEnabled) follows Pulsar's admin resources: super users may do
@@ -17,6 +18,7 @@ needs a super user. 403 otherwise.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from server import web
 from server.errors import AuthenticationError
@@ -32,9 +34,11 @@ ROLE = "role"
 METRICS_PATHS = ("/metrics", "/metrics/")
 
 
-def authentication_middleware(authentication: Authentication, authenticate_metrics: bool):
+def authentication_middleware(authentication: Authentication, authenticate_metrics: bool,
+                              public: Callable[[str], bool] = lambda path: False):
+    """`public` names the paths served to anyone (the web console's files, which hold no data)."""
     async def authenticate(request: web.Request, handler):
-        open_path = request.path in METRICS_PATHS and not authenticate_metrics
+        open_path = (request.path in METRICS_PATHS and not authenticate_metrics) or public(request.path)
         if not authentication.enabled or open_path:
             return await handler(request)
         peercert = request.transport.get_extra_info("peercert") if request.transport else None

@@ -25,12 +25,14 @@ class Rates:
     msg_throughput_in: float = 0.0
     msg_rate_out: float = 0.0
     msg_throughput_out: float = 0.0
+    #: Messages a consumer asked to have again (subscriptions and consumers only).
+    msg_rate_redeliver: float = 0.0
 
 
 @dataclass
 class _Snapshot:
     at: float
-    counters: tuple[int, int, int, int]
+    counters: tuple[int, ...]
 
 
 @dataclass
@@ -39,9 +41,11 @@ class TopicStats:
     bytes_in: int = 0
     messages_out: int = 0
     bytes_out: int = 0
+    #: Unacknowledged messages taken back on a consumer's request (Pulsar's msgRedeliver).
+    messages_redelivered: int = 0
     #: Stored entries whose metadata does not parse, skipped by dispatchers.
     unreadable_entries: int = 0
-    _window_start: _Snapshot = field(default_factory=lambda: _Snapshot(time.monotonic(), (0, 0, 0, 0)))
+    _window_start: _Snapshot = field(default_factory=lambda: _Snapshot(time.monotonic(), (0,) * 5))
     _last_rates: Rates | None = None
 
     def published(self, messages: int, size: int) -> None:
@@ -52,8 +56,11 @@ class TopicStats:
         self.messages_out += messages
         self.bytes_out += size
 
-    def _counters(self) -> tuple[int, int, int, int]:
-        return self.messages_in, self.bytes_in, self.messages_out, self.bytes_out
+    def redelivered(self, messages: int) -> None:
+        self.messages_redelivered += messages
+
+    def _counters(self) -> tuple[int, ...]:
+        return self.messages_in, self.bytes_in, self.messages_out, self.bytes_out, self.messages_redelivered
 
     def rates(self, window_s: float) -> Rates:
         """Per-second rates over the last complete window (or since load, before the first)."""

@@ -19,7 +19,7 @@ from protocol import commands
 from protocol import pulsar_api_pb2 as pb
 from protocol.codec import encode_payload_frame
 from server.policies.topic_limits import unacked_per_consumer
-from server.topics.stats import pulsar_time
+from server.topics.stats import TopicStats, pulsar_time
 
 if TYPE_CHECKING:
     from managed_ledger.position import Entry, Position
@@ -61,6 +61,8 @@ class Consumer:
     _held_active: bool | None = field(default=None, init=False)
     told_end_of_topic: bool = field(default=False, init=False)
     connected_since: str = field(default_factory=lambda: pulsar_time(time.time_ns() // 1_000_000), init=False)
+    #: Its redeliveries (msgRateRedeliver); what it is sent is counted by its subscription.
+    stats: TopicStats = field(default_factory=TopicStats, init=False)
 
     @property
     def max_unacked(self) -> int:

@@ -341,8 +341,14 @@ class Subscription:
         self.redelivery_counts[position] = self.redelivery_counts.get(position, 0) + 1
 
     def redeliver(self, consumer: "Consumer", positions: list[Position] | None) -> None:
+        """A consumer's request: its unacknowledged messages (all, or those named) go out again,
+        counted for msgRateRedeliver as Pulsar counts them."""
         if self.dispatcher is not None:
+            before = consumer.unacked_messages
             self.dispatcher.redeliver(consumer, positions)
+            taken = max(0, before - consumer.unacked_messages)
+            self.stats.redelivered(taken)
+            consumer.stats.redelivered(taken)
 
     async def reset(self, position: Position) -> None:
         """Seek: disconnect every consumer (they re-subscribe), move the cursor, read from there.
