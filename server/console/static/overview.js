@@ -42,6 +42,8 @@ export async function overviewPage(content) {
   content.append(h("h1", {}, "Overview"));
   const brokers = section("Brokers", h("p", {}, "Loading…"));
   const topics = section("Topics", h("p", {}, "Loading…"));
+  brokers.classList.add("brokers");
+  topics.classList.add("topics");
   content.append(brokers, topics);
   brokers.replaceChild(await guarded(async () => brokersTable(await getJson("/console/api/brokers"))),
     brokers.lastChild);
