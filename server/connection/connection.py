@@ -102,7 +102,8 @@ class Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = transport  # type: ignore[assignment]  # uvloop's TCP transport
         peer = transport.get_extra_info("peername")
-        self.remote = str(peer)
+        # as Pulsar shows a client's address (stats, logs): /host:port
+        self.remote = f"/{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
         self.host = str(peer[0]) if isinstance(peer, tuple) else self.remote
         self.auth = ClientAuth(self.broker.authentication, self.config.security.authentication_refresh_check_seconds,
                                transport.get_extra_info("peercert"), self.write, self.close, self.remote)

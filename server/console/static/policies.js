@@ -4,7 +4,8 @@ import { getJson, send } from "./api.js";
 import { actionForm, h, section } from "./dom.js";
 
 const number = (name, value, label) =>
-  h("label", {}, label, h("input", { name, type: "number", step: "any", value: value ?? "", required: true }));
+  h("label", {}, label,
+    h("input", { name, type: "number", step: "any", value: value ?? "", placeholder: "not set", required: true }));
 
 // base: /admin/v2/namespaces/{t}/{ns} or a topic's admin path; shown: what GET answered.
 export async function policyForms(base, level) {
