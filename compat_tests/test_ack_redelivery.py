@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pulsar
 
+from compat_tests.admin_http import AdminHttp
 from compat_tests.helpers import (
     BATCHES_OF_10, data_of, expect_nothing, full_name, payloads, receive_exactly, receive_n,
     send_all, send_all_async, subscribe_earliest, unique_topic,
@@ -75,6 +76,25 @@ def test_redeliver_unacknowledged_resends_only_unacked(client):
     consumer.redeliver_unacknowledged_messages()
 
     receive_exactly(consumer, contents[2:])
+
+
+def test_redelivery_requests_show_in_the_redeliver_rates(broker, client):
+    """msgRateRedeliver of the subscription and of its consumer: the messages a consumer asked to
+    have again, per second (measured as pulsard's other rates: since load, then per window)."""
+    topic = unique_topic()
+    consumer = subscribe_earliest(client, topic, "again", consumer_type=pulsar.ConsumerType.Shared)
+    other = subscribe_earliest(client, topic, "never")
+    produce(client, topic, 5)
+    received = receive_n(consumer, 5)
+    consumer.acknowledge(received[0])
+    consumer.redeliver_unacknowledged_messages()
+    receive_n(consumer, 4)
+    stats = AdminHttp(broker.web_url).get(f"/admin/v2/persistent/public/default/{topic}/stats").json()
+    again = stats["subscriptions"]["again"]
+    assert again["msgRateRedeliver"] > 0 and again["consumers"][0]["msgRateRedeliver"] > 0
+    never = stats["subscriptions"]["never"]
+    assert never["msgRateRedeliver"] == 0 and never["consumers"][0]["msgRateRedeliver"] == 0
+    other.close()
 
 
 def test_negative_ack_redelivers_that_message_with_a_redelivery_count(client):
