@@ -85,6 +85,9 @@ def test_partitioned_topic_spread_over_both_brokers(brokers):
         status, owned = http("GET", f"{a.web_url}/admin/v2/brokers/pulsard-cluster/127.0.0.1:{broker.web_port}"
                                     f"/ownedNamespaces")
         assert status == 200 and any(k.startswith("public/default/0x") for k in owned), owned
+    status, reports = http("GET", f"{a.web_url}/console/api/brokers")   # the web console's cluster page
+    assert status == 200 and sorted(r["webServiceUrl"] for r in reports) == sorted(x.web_url for x in brokers)
+    assert all(any(bundle.startswith("public/default/0x") for bundle in r["bundles"]) for r in reports), reports
     status, body = http("GET", f"{b.web_url}/admin/v2/persistent/public/default/spread-partition-0/stats")
     assert status == 200 and body["msgInCounter"] + body["msgOutCounter"] > 0, body   # 307 to its owner
     for broker in brokers:   # fanned out to every partition's owner, whichever broker is asked
