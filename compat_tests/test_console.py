@@ -12,6 +12,7 @@ import secrets
 import jwt
 import pulsar
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -19,7 +20,7 @@ from compat_tests.admin_http import AdminHttp
 from compat_tests.browser import start_driver
 from compat_tests.helpers import full_name, subscribe_earliest, unique_topic
 
-WAIT_S = 10
+WAIT_S = 30   # a loaded 2-core machine renders slowly; a page that is right returns at once
 TOKEN_PROVIDER = "org.apache.pulsar.broker.authentication.AuthenticationProviderToken"
 SECRET = secrets.token_bytes(32)
 
@@ -40,9 +41,9 @@ def wait_for(driver, css: str, text: str | None = None, containing: str = ""):
         if not elements or (text is not None and elements[0].text != text) or containing not in elements[0].text:
             return False
         return elements[0]
-    try:
-        return WebDriverWait(driver, WAIT_S).until(found)
-    except Exception:
+    try:   # the pages re-render as they poll: an element may go stale between two looks
+        return WebDriverWait(driver, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)).until(found)
+    except TimeoutException:
         shown = [e.text for e in driver.find_elements(By.CSS_SELECTOR, css)]
         raise AssertionError(f"{css} never showed {text!r} (shows {shown}); page:\n"
                              f"{driver.find_element(By.TAG_NAME, 'main').text}") from None
