@@ -268,6 +268,8 @@ class ManagedLedgerImpl:
         except BookKeeperError as exc:
             self._on_write_failed(len(entries), on_done, exc)
             return
+        if not self._writer_entries:   # a ledger without entries is never rolled over: an
+            self._rollover_timer.restart()   # idle topic's empty ledger keeps no timer
         self._writer_entries += len(entries)
         self._writer_bytes += size
         entries_due, size_due, at = self._rollover_rule.ask_at
@@ -325,7 +327,7 @@ class ManagedLedgerImpl:
         self._writer_bytes = 0
         self._rollover_rule.start(self._loop.time())
         self._state = ManagedLedgerState.WRITING
-        self._rollover_timer.restart()
+        self._rollover_timer.cancel()
 
     def _start_rollover(self) -> None:
         self._state = ManagedLedgerState.ROLLING_OVER

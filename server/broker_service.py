@@ -304,7 +304,7 @@ class BrokerService:
         heartbeat namespace has no Policies and always allows it (Pulsar's system namespaces)."""
         if is_heartbeat_namespace(self.config, name.namespace):
             return AutoTopicCreation(True, 0)
-        policies = await self.policies.get_if_exists(name.namespace)
+        policies = await self.policies.shared(name.namespace)
         if policies is None:
             raise NamespaceNotFound(f"Namespace {name.namespace} does not exist")
         return auto_topic_creation(self.config, policies)
