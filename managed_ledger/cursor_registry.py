@@ -34,13 +34,14 @@ class CursorRegistry:
         self._path = path
         self._bookkeeper = bookkeeper   # cursor ledgers there (cursor_store.py), None: none
         self.durable: dict[str, ManagedCursorImpl] = {}
-        self._non_durable: weakref.WeakSet[ManagedCursorImpl] = weakref.WeakSet()
+        #: made on the first reader: an empty WeakSet costs ~700 bytes a topic
+        self._non_durable: weakref.WeakSet[ManagedCursorImpl] | None = None
         #: Cursors adds are cached for (the managed ledger caches while there is one).
         self.active: set[ManagedCursorImpl] = set()
         self._creating = asyncio.Lock()
 
     def all(self) -> list[ManagedCursorImpl]:
-        return [*self.durable.values(), *self._non_durable]
+        return [*self.durable.values(), *(self._non_durable or ())]
 
     def slowest_persisted(self) -> Position | None:
         """The least persisted mark-delete of the durable cursors; None without any."""
@@ -78,6 +79,8 @@ class CursorRegistry:
         cursor = ManagedCursorImpl(self._ledger, name,
                                    CursorState(Position(start.ledger_id, start.entry_id - 1)),
                                    active_cursors=self.active)
+        if self._non_durable is None:
+            self._non_durable = weakref.WeakSet()
         self._non_durable.add(cursor)
         return cursor
 

@@ -62,7 +62,7 @@ class RolloverRule:
 class RolloverTimer:
     """Asks again when the ledger reaches the maximum age (or a minute, if sooner), so an idle
     topic's last ledger is sealed too: ``check`` rolls over if due, and answers whether to ask
-    again later."""
+    again later. It runs from a ledger's first entry on (an empty one is never rolled over)."""
 
     __slots__ = ("_loop", "_config", "_check", "_handle")
 
@@ -73,7 +73,7 @@ class RolloverTimer:
         self._handle: asyncio.TimerHandle | None = None
 
     def restart(self) -> None:
-        """A new ledger is being written: ask when it may be old enough."""
+        """A new ledger took its first entry: ask when it may be old enough."""
         self.cancel()
         delay = min(self._config.max_ledger_rollover_minutes * 60, 60.0)
         self._handle = self._loop.call_later(delay, self._fire)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import functools
 import itertools
 import json
 import logging
@@ -101,7 +102,7 @@ class BrokerService:
         #: Connections accepted since start (closed ones = this minus the open ones), for /metrics.
         self.connections_created = 0
         self.publish_buffer = PublishBuffer(config.max_message_publish_buffer_size)
-        self._topics: dict[str, asyncio.Task[Topic]] = {}
+        self._topics: dict[str, asyncio.Future[Topic]] = {}
         #: Topics being unloaded: loading one again waits until it is closed.
         self._unloading: dict[str, asyncio.Task] = {}
         self._producer_names = itertools.count()
@@ -177,6 +178,7 @@ class BrokerService:
         loading = self._topics.get(key)
         if loading is None:
             loading = asyncio.get_running_loop().create_task(self._load(name, creation))
+            loading.add_done_callback(functools.partial(self._keep_topic_only, key))
             self._topics[key] = loading
         try:
             return await asyncio.shield(loading)
@@ -184,6 +186,14 @@ class BrokerService:
             if self._topics.get(key) is loading:
                 del self._topics[key]
             raise
+
+    def _keep_topic_only(self, key: str, loading: asyncio.Task) -> None:
+        """A loaded topic is kept as a finished future: a finished task keeps its coroutine
+        too, some 450 bytes a topic."""
+        if self._topics.get(key) is loading and not loading.cancelled() and loading.exception() is None:
+            loaded = loading.get_loop().create_future()
+            loaded.set_result(loading.result())
+            self._topics[key] = loaded
 
     async def _load(self, name: TopicName, creation: Creation) -> "Topic | NonPersistentTopic":
         unloading = self._unloading.get(str(name))
@@ -294,7 +304,7 @@ class BrokerService:
         heartbeat namespace has no Policies and always allows it (Pulsar's system namespaces)."""
         if is_heartbeat_namespace(self.config, name.namespace):
             return AutoTopicCreation(True, 0)
-        policies = await self.policies.get_if_exists(name.namespace)
+        policies = await self.policies.shared(name.namespace)
         if policies is None:
             raise NamespaceNotFound(f"Namespace {name.namespace} does not exist")
         return auto_topic_creation(self.config, policies)

@@ -11,6 +11,7 @@ from bookkeeper.errors import EntryUnreadableError
 from managed_ledger.config import PersistencePolicy
 from managed_ledger.errors import ConcurrentReadError, LedgerMissingError, NonRecoverableEntryError
 from managed_ledger.lost_entries import LostEntryCounts
+from managed_ledger.managed_ledger import ManagedLedgerImpl
 from managed_ledger.position import EARLIEST, LATEST, InitialPosition, Position
 
 from .conftest import TOPIC, open_storage
@@ -287,7 +288,7 @@ async def test_acks_for_positions_the_log_does_not_hold_are_ignored(tmp_path: Pa
         assert [e.position for e in await cursor.read_entries_or_wait(10)] == [later]
 
 
-async def test_reader_behind_a_trim_skips_to_what_is_left(tmp_path: Path) -> None:
+async def test_reader_behind_a_trim_skips_to_what_is_left(tmp_path: Path, monkeypatch) -> None:
     async with open_storage(tmp_path, max_entries_per_ledger=5) as factory:
         ledger = await factory.open_ledger(TOPIC)
         durable = await ledger.open_cursor("sub", InitialPosition.EARLIEST)
@@ -300,7 +301,8 @@ async def test_reader_behind_a_trim_skips_to_what_is_left(tmp_path: Path) -> Non
             await trimmed.wait()
             return await read_range(ledger_id, first, last)
 
-        ledger.read_ledger_range = read_after_the_trim
+        monkeypatch.setattr(ManagedLedgerImpl, "read_ledger_range",
+                            lambda self, *args: read_after_the_trim(*args))
         reading = asyncio.ensure_future(reader.read_entries_or_wait(3))
         await asyncio.sleep(0)
         durable.mark_delete(p[9])

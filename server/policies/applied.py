@@ -45,7 +45,7 @@ class AppliedPolicies:
         self._cluster = cluster
 
     async def of(self, topic: TopicName) -> dict[str, Any]:
-        namespace = await self.namespaces.get(topic.namespace)
+        namespace = await self.namespaces.shared(topic.namespace) or {}
         if is_system_topic(topic):
             return {**namespace, **SYSTEM_TOPIC_POLICIES}
         return applied_view(namespace, await self.topics.get(topic), self._cluster)

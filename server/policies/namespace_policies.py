@@ -39,6 +39,8 @@ class NamespacePolicies:
     def __init__(self, store: MetadataStore) -> None:
         self._store = store
         self._listeners: list[Callable[[str], None]] = []
+        #: namespace -> (stored document, decoded): see shared()
+        self._decoded: dict[str, tuple[bytes, dict[str, Any]]] = {}
 
     def add_listener(self, listener: Callable[[str], None]) -> None:
         """listener(namespace) after each change made through this broker."""
@@ -57,6 +59,18 @@ class NamespacePolicies:
         document is (the tenant's document is its parent)."""
         stored = await self._store.get(policies_path(namespace))
         return json.loads(stored[0]) if stored is not None else None
+
+    async def shared(self, namespace: str) -> dict[str, Any] | None:
+        """As get_if_exists, decoded once per stored document and shared: the loaded topics of
+        a namespace (thousands) hold it in their policies, so callers must not change it."""
+        stored = await self._store.get(policies_path(namespace))
+        if stored is None:
+            self._decoded.pop(namespace, None)
+            return None
+        decoded = self._decoded.get(namespace)
+        if decoded is None or decoded[0] != stored[0]:
+            decoded = self._decoded[namespace] = (stored[0], json.loads(stored[0]))
+        return decoded[1]
 
     async def update(self, namespace: str, **fields: Any) -> dict[str, Any]:
         """Set (or, with None, clear) fields of an existing namespace (one is made through the

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 
 from server.errors import InvalidTopicName
@@ -56,7 +57,8 @@ class TopicName:
             raise InvalidTopicName(f"Invalid tenant or namespace in topic name {name!r}")
         if not _valid_local_name(local):
             raise InvalidTopicName(f"Invalid characters in topic name {name!r}")
-        return cls(domain, tenant, namespace, local)
+        # interned: thousands of topics share a few domains, tenants and namespaces
+        return cls(sys.intern(domain), sys.intern(tenant), sys.intern(namespace), local)
 
     @property
     def persistent(self) -> bool:

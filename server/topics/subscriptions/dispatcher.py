@@ -392,7 +392,7 @@ class Dispatcher(ABC):
     def _replay_later(self, positions: Iterable[Position]) -> None:
         """Queue positions for redelivery and interrupt a read parked at the end of the log."""
         self._requeue(positions)
-        self._interrupt_read()
+        self.stop_reading()
         self.read_more()
 
     def rewind(self) -> None:
@@ -403,12 +403,13 @@ class Dispatcher(ABC):
             self.delayed.clear()
         if self._read_task is not None:
             self._rewind_pending = True
-            self._interrupt_read()
+            self.stop_reading()
         else:
             self.cursor.rewind()
             self.read_more()
 
-    def _interrupt_read(self) -> None:
+    def stop_reading(self) -> None:
+        """The read in flight returns at once (an entry it already fetched is kept for replay)."""
         if self._read_task is not None:
             self.cursor.cancel_pending_read()
 
@@ -419,4 +420,4 @@ class Dispatcher(ABC):
         if self._rate_wait is not None:
             self._rate_wait.cancel()
             self._rate_wait = None
-        self._interrupt_read()
+        self.stop_reading()

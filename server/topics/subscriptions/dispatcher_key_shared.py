@@ -129,7 +129,7 @@ class KeySharedDispatcher(SharedDispatcher):
 
     def _wake(self) -> None:
         """Something waiting may go now: stop a read parked at the end of the log and read again."""
-        self._interrupt_read()
+        self.stop_reading()
         self.read_more()
 
     # -- holders: who has unacked entries of which hash ----------------------------------------

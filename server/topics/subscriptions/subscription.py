@@ -151,6 +151,8 @@ class Subscription:
         self.last_active = time.time()
         if not self.consumers:
             self.cursor.set_inactive()
+            if self.dispatcher is not None:   # as Pulsar cancels its pending read: an idle
+                self.dispatcher.stop_reading()   # subscription holds no waiting read (task, futures)
         if not self.durable and not self.consumers and not resetting:
             self.close()
             self.topic.forget_subscription(self)
