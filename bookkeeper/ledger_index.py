@@ -9,8 +9,11 @@ torn write of a flush the crash interrupted) is cut, and the journal replay from
 brings those entries back. Compaction rewrites single records in place (16 aligned bytes).
 
 The in-memory copy is the same words in an ``array('Q')`` per ledger, loaded with one read per
-file, so start-up reads the index and never the entry logs. Also kept: live record bytes per
-log, which drive garbage collection.
+file. Start-up only lists the files: a ledger's file is read when that ledger is first used
+(or written), and the storage thread reads the rest before its first garbage collection, so a
+broker holding 100,000 ledgers is up before it has read 100,000 files. A file is checked
+against the entry logs as they were at start-up, whenever it is read. Also kept: live record
+bytes per log, which drive garbage collection.
 """
 
 from __future__ import annotations
@@ -139,6 +142,9 @@ class LedgerIndex:
         self._lock = lock
         self._all_counted = True
         self._ledgers: dict[int, LedgerEntries] = {}
+        #: Ledgers whose files are not read yet, and the entry logs' sizes at start-up.
+        self._unread: set[int] = set()
+        self._start_log_sizes: dict[int, int] = {}
         #: Log id -> bytes of records (header + data) the index points at (complete once
         #: count_loaded_entries ran).
         self.live_bytes: collections.Counter[int] = collections.Counter()
@@ -148,8 +154,9 @@ class LedgerIndex:
     # ---- start-up ------------------------------------------------------------------------
 
     def load(self, live_ledgers: set[int], log_sizes: dict[int, int]) -> None:
-        """Read every index file; drop those of deleted ledgers, cut invalid tails."""
+        """List the index files, dropping those of deleted ledgers; each is read on first use."""
         self._directory.mkdir(parents=True, exist_ok=True)
+        self._start_log_sizes = dict(log_sizes)
         dropped = False
         for path in self._directory.glob(f"*{INDEX_SUFFIX}"):
             try:
@@ -161,17 +168,27 @@ class LedgerIndex:
                 path.unlink()
                 dropped = True
                 continue
-            self._load_file(path, ledger_id, log_sizes)
+            self._unread.add(ledger_id)
+        self._all_counted = not self._unread
         if dropped:
             fsync_directory(self._directory)
 
-    def _load_file(self, path: Path, ledger_id: int, log_sizes: dict[int, int]) -> None:
+    def _entries(self, ledger_id: int) -> LedgerEntries | None:
+        """A ledger's locations, its file read first if it was not yet (under the lock)."""
+        if ledger_id in self._unread:
+            self._unread.discard(ledger_id)
+            self._read_file(ledger_id)
+        return self._ledgers.get(ledger_id)
+
+    def _read_file(self, ledger_id: int) -> None:
+        """Load a file as its longest valid prefix; cut (durably) what follows it."""
+        path = self._directory / f"{ledger_id}{INDEX_SUFFIX}"
         raw = path.read_bytes()
         words = array("Q")
         words.frombytes(raw[: len(raw) - len(raw) % RECORD_SIZE])
         if sys.byteorder != "little":
             words.byteswap()
-        valid, total_size = _valid_prefix(words, log_sizes)
+        valid, total_size = _valid_prefix(words, self._start_log_sizes)
         if valid * RECORD_SIZE != len(raw):
             logger.warning("index of ledger %d: cutting %d bytes past %d valid entries",
                            ledger_id, len(raw) - valid * RECORD_SIZE, valid)
@@ -184,10 +201,14 @@ class LedgerIndex:
             self._all_counted = False
 
     def count_loaded_entries(self) -> None:
-        """Add the entries loaded at start-up to the live bytes per log (storage thread, before
-        any garbage collection decision; kept off start-up, it costs a pass over every entry)."""
+        """Read the files not read yet, and add the entries loaded since start-up to the live
+        bytes per log (storage thread, before any garbage collection decision, which needs every
+        ledger's; kept off start-up, it costs a read of every file and a pass over every entry)."""
         if self._all_counted:
             return
+        for ledger_id in list(self._unread):
+            with self._lock:
+                self._entries(ledger_id)
         for ledger_id, entries in list(self._ledgers.items()):
             usage = _usage(entries.words, entries.uncounted)
             with self._lock:
@@ -199,22 +220,23 @@ class LedgerIndex:
     # ---- memory (under the storage lock) ---------------------------------------------------
 
     def count(self, ledger_id: int) -> int:
-        entries = self._ledgers.get(ledger_id)
+        entries = self._entries(ledger_id)
         return len(entries) if entries is not None else 0
 
     def size(self, ledger_id: int) -> int:
-        entries = self._ledgers.get(ledger_id)
+        entries = self._entries(ledger_id)
         return entries.total_size if entries is not None else 0
 
     def locations(self, ledger_id: int, first: int, last: int) -> list[EntryLocation]:
-        entries = self._ledgers[ledger_id]
+        entries = self._entries(ledger_id)
+        assert entries is not None, f"ledger {ledger_id} has no indexed entries"
         return [entries.location(entry_id) for entry_id in range(first, last + 1)]
 
     def locations_within(self, ledger_id: int, first: int, last: int, max_bytes: int
                          ) -> list[EntryLocation]:
         """Locations from ``first`` on, up to ``last``, while their data stays under
         ``max_bytes`` (at least one); none for entries past the ledger's end."""
-        entries = self._ledgers.get(ledger_id)
+        entries = self._entries(ledger_id)
         found: list[EntryLocation] = []
         if entries is None:
             return found
@@ -232,7 +254,7 @@ class LedgerIndex:
         """Append locations (already persisted) for the next entries of a ledger; ``summary``
         is their (data bytes, record bytes per log), as ``summarize(words)`` gives it, computed
         before taking the lock."""
-        entries = self._ledgers.get(ledger_id)
+        entries = self._entries(ledger_id)
         if entries is None:
             entries = self._ledgers[ledger_id] = LedgerEntries(array("Q"), 0)
         total_size, live = summary
@@ -243,7 +265,7 @@ class LedgerIndex:
     def relocate(self, ledger_id: int, entry_id: int, expected: EntryLocation,
                  moved: EntryLocation) -> bool:
         """Point an entry at its copy, unless it changed (or its ledger went) meanwhile."""
-        entries = self._ledgers.get(ledger_id)
+        entries = self._entries(ledger_id)
         if entries is None or entry_id >= len(entries) or entries.location(entry_id) != expected:
             return False
         entries.words[2 * entry_id : 2 * entry_id + 2] = encode_locations([moved])
@@ -253,6 +275,7 @@ class LedgerIndex:
         return True
 
     def drop(self, ledger_id: int) -> None:
+        self._unread.discard(ledger_id)   # never counted: nothing to take back
         entries = self._ledgers.pop(ledger_id, None)
         if entries is None:
             return
@@ -275,7 +298,11 @@ class LedgerIndex:
     # ---- files (storage thread) -----------------------------------------------------------
 
     def persist(self, ledger_id: int, first_entry_id: int, words: array) -> None:
-        """Write records for entries first_entry_id.. (durable after ``sync``)."""
+        """Write records for entries first_entry_id.. (durable after ``sync``); a file not read
+        yet is read first, as it was (``extend`` adds these records to memory after the sync)."""
+        if ledger_id in self._unread:
+            with self._lock:
+                self._entries(ledger_id)
         pwrite_all(self._open_for_write(ledger_id), [_to_disk(words)], first_entry_id * RECORD_SIZE)
 
     def sync(self) -> None:

@@ -27,6 +27,7 @@ from bookkeeper.interfaces import LedgerClient
 from bookkeeper.ledger import BookKeeper
 from bookkeeper.metadata_store import SqliteMetadataStore
 
+from .clean_stop import leave_mark, take_mark
 from .config import PersistencePolicy, StorageConfig
 from .data_dir_lock import DataDirLock, require_directory
 from .entry_cache import EntryCache
@@ -99,7 +100,7 @@ async def open_factory(config: StorageConfig, lock: DataDirLock | None = None) -
         undo_on_failure.push_async_callback(store.close)
         bookkeeper = await open_ledger_client(config, store)
         undo_on_failure.push_async_callback(bookkeeper.close)
-        if not config.uses_bookkeeper_cluster and not config.metadata_store_url:
+        if _embedded(config) and not take_mark(config.data_dir):
             await _delete_orphan_ledgers(store, bookkeeper)  # type: ignore[arg-type]
         tags = LedgerTags(await storage_id(store))
         configuration = store
@@ -109,13 +110,19 @@ async def open_factory(config: StorageConfig, lock: DataDirLock | None = None) -
     return ManagedLedgerFactoryImpl(config, store, bookkeeper, lock, tags, configuration)
 
 
+def _embedded(config: StorageConfig) -> bool:
+    """The embedded bookie and metadata store: one broker, which may sweep orphans itself."""
+    return not config.uses_bookkeeper_cluster and not config.metadata_store_url
+
+
 async def _delete_orphan_ledgers(store: MetadataStore, bookkeeper: BookKeeper) -> None:
     """Delete ledgers that no managed ledger lists.
 
     A crash between creating a ledger and recording it (rollover), or between dropping ledgers
     from a managed ledger's metadata and deleting them (trimming, empty ledgers), leaves such
     ledgers behind. Safe here because nothing is open yet and the embedded store has exactly one
-    broker; on a BookKeeper cluster, orphan_ledgers.py does it instead.
+    broker; on a BookKeeper cluster, orphan_ledgers.py does it instead. A clean stop does it
+    too, sparing the next start (clean_stop.py).
     """
     referenced: set[int] = set()
     for component in await store.children(MANAGED_LEDGERS_PATH):
@@ -228,15 +235,26 @@ class ManagedLedgerFactoryImpl:
         ledgers = list(self._ledgers.values())
         outcomes = await asyncio.gather(*[ledger.close() for ledger in ledgers],
                                         return_exceptions=True)
+        failed = False
         for ledger, outcome in zip(ledgers, outcomes):
             if isinstance(outcome, Exception):
+                failed = True
                 logger.error("closing managed ledger %s: %s", ledger.name, outcome)
         self.entry_cache.close()
+        clean = _embedded(self.config) and not failed
         try:
+            if clean:   # nothing is open now: the next start need not sweep
+                try:
+                    await _delete_orphan_ledgers(self._store, self.bookkeeper)  # type: ignore[arg-type]
+                except Exception as exc:   # whatever it was, the next start sweeps instead
+                    logger.warning("orphan ledgers not swept at stop (the next start will): %s", exc)
+                    clean = False
             await self.bookkeeper.close()
             await self._store.close()
             if self.configuration_store is not self._store:
                 await self.configuration_store.close()
+            if clean:
+                leave_mark(self.config.data_dir)
         finally:
             self._lock.release()
         logger.info("managed ledger factory closed")

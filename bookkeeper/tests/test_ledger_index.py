@@ -1,0 +1,84 @@
+"""The entry index's files: listed at start-up, each read on its ledger's first use."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from bookkeeper.journal import HEADER_SIZE
+from bookkeeper.ledger_index import EntryLocation, LedgerIndex, encode_locations
+
+LOG_SIZE = 10_000
+
+
+def offset(entry_id: int) -> int:
+    return HEADER_SIZE + entry_id * (HEADER_SIZE + 10)
+
+
+def written_index(directory: Path, ledgers: dict[int, int]) -> None:
+    """Index files for ledgers {id: entries}, each entry 10 bytes in log 0."""
+    index = LedgerIndex(directory, threading.Lock())
+    index.load(set(), {})
+    for ledger_id, count in ledgers.items():
+        index.persist(ledger_id, 0, encode_locations(
+            [EntryLocation(0, offset(i), 10) for i in range(count)]))
+    index.sync()
+
+
+def reading_index(directory: Path, live: set[int], monkeypatch) -> tuple[LedgerIndex, list[int]]:
+    index = LedgerIndex(directory, threading.Lock())
+    read: list[int] = []
+    real = index._read_file
+    monkeypatch.setattr(index, "_read_file", lambda ledger_id: (read.append(ledger_id), real(ledger_id))[1])
+    index.load(live, {0: LOG_SIZE})
+    return index, read
+
+
+def test_start_up_lists_the_files_and_reads_each_on_first_use(tmp_path: Path, monkeypatch) -> None:
+    written_index(tmp_path, {1: 3, 2: 5, 3: 1})
+    index, read = reading_index(tmp_path, {1, 2, 3}, monkeypatch)
+    assert read == []
+    with index._lock:
+        assert index.count(2) == 5
+        assert [location.offset for location in index.locations(2, 3, 4)] == [offset(3), offset(4)]
+    assert read == [2]
+    index.count_loaded_entries()   # before a garbage collection: every file, every entry counted
+    assert sorted(read) == [1, 2, 3]
+    assert index.live_bytes[0] == 9 * (HEADER_SIZE + 10)
+
+
+def test_a_write_to_a_ledger_not_yet_read_keeps_what_its_file_held(tmp_path: Path, monkeypatch) -> None:
+    written_index(tmp_path, {7: 2})
+    index, read = reading_index(tmp_path, {7}, monkeypatch)
+    words = encode_locations([EntryLocation(0, 500, 10)])
+    index.persist(7, 2, words)   # the flush of a third entry reads the file before writing it
+    index.sync()
+    assert read == [7]
+    with index._lock:
+        index.extend(7, words, (10, {0: HEADER_SIZE + 10}))
+        assert index.count(7) == 3
+    reopened, _ = reading_index(tmp_path, {7}, monkeypatch)
+    with reopened._lock:
+        assert reopened.count(7) == 3
+
+
+def test_a_deleted_ledger_is_never_read(tmp_path: Path, monkeypatch) -> None:
+    written_index(tmp_path, {4: 2, 5: 2})
+    index, read = reading_index(tmp_path, {4, 5}, monkeypatch)
+    with index._lock:
+        index.drop(5)
+    index.delete_file(5)
+    index.count_loaded_entries()
+    assert read == [4]
+    assert index.live_bytes[0] == 2 * (HEADER_SIZE + 10)
+    assert not (tmp_path / "5.idx").exists()
+
+
+def test_a_torn_tail_is_cut_when_the_file_is_read(tmp_path: Path, monkeypatch) -> None:
+    written_index(tmp_path, {9: 2})
+    with open(tmp_path / "9.idx", "ab") as f:   # a record pointing past the log's end
+        f.write(encode_locations([EntryLocation(0, LOG_SIZE + 100, 10)]).tobytes())
+    index, _ = reading_index(tmp_path, {9}, monkeypatch)
+    with index._lock:
+        assert index.count(9) == 2
+    assert (tmp_path / "9.idx").stat().st_size == 2 * 16
