@@ -27,6 +27,9 @@ logger = logging.getLogger(__name__)
 
 LEDGERS_PATH = "/ledgers"
 LEDGER_ID_COUNTER_PATH = "/ledger-id-counter"
+#: Ledger ids are reserved this many at a time (one metadata write per block, not per ledger);
+#: those a stop or a crash leaves unused are never used.
+LEDGER_ID_BLOCK = 1000
 
 
 class LedgerState(enum.Enum):
@@ -141,6 +144,8 @@ class BookKeeper:
     def __init__(self, store: SqliteMetadataStore, bookie: Bookie) -> None:
         self.store = store
         self.bookie = bookie
+        self._ids = iter(range(0))   # the reserved block's ids not yet given
+        self._reserving: asyncio.Future[None] | None = None
 
     @classmethod
     async def open(cls, directory: Path, config: BookieConfig, store: SqliteMetadataStore) -> BookKeeper:
@@ -199,11 +204,25 @@ class BookKeeper:
         return LedgerMetadata.decode(raw), version
 
     async def _next_ledger_id(self) -> int:
+        """The next id of the reserved block, reserving a block (one at a time) when it runs out."""
+        while (ledger_id := next(self._ids, None)) is None:
+            if self._reserving is None:
+                self._reserving = asyncio.ensure_future(self._reserve_block())
+            reserving = self._reserving
+            try:
+                await asyncio.shield(reserving)
+            finally:
+                if self._reserving is reserving and reserving.done():
+                    self._reserving = None
+        return ledger_id
+
+    async def _reserve_block(self) -> None:
         while True:
             found = await self.store.get(LEDGER_ID_COUNTER_PATH)
-            next_id, version = (int(found[0]), found[1]) if found is not None else (0, -1)
+            first, version = (int(found[0]), found[1]) if found is not None else (0, -1)
             try:
-                await self.store.put(LEDGER_ID_COUNTER_PATH, str(next_id + 1).encode(), version)
-                return next_id
+                await self.store.put(LEDGER_ID_COUNTER_PATH, str(first + LEDGER_ID_BLOCK).encode(), version)
             except MetadataBadVersionError:
                 continue
+            self._ids = iter(range(first, first + LEDGER_ID_BLOCK))
+            return

@@ -84,6 +84,12 @@ class StorageConfig:
         return bool(self.bookkeeper_client.metadata_service_uri)
 
     @property
+    def embedded(self) -> bool:
+        """The embedded bookie and metadata store: one broker, which may sweep orphan ledgers
+        itself while nothing is open (at start after a crash, at a clean stop)."""
+        return not self.uses_bookkeeper_cluster and not self.metadata_store_url
+
+    @property
     def default_persistence(self) -> PersistencePolicy:
         """The managedLedgerDefault* keys: what a topic gets without a persistence policy."""
         return PersistencePolicy(self.ensemble_size, self.write_quorum, self.ack_quorum, self.mark_delete_rate_limit)

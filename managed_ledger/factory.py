@@ -100,7 +100,7 @@ async def open_factory(config: StorageConfig, lock: DataDirLock | None = None) -
         undo_on_failure.push_async_callback(store.close)
         bookkeeper = await open_ledger_client(config, store)
         undo_on_failure.push_async_callback(bookkeeper.close)
-        if _embedded(config) and not take_mark(config.data_dir):
+        if config.embedded and not take_mark(config.data_dir):
             await _delete_orphan_ledgers(store, bookkeeper)  # type: ignore[arg-type]
         tags = LedgerTags(await storage_id(store))
         configuration = store
@@ -108,11 +108,6 @@ async def open_factory(config: StorageConfig, lock: DataDirLock | None = None) -
             configuration = await open_configuration_store(config)
         undo_on_failure.pop_all()
     return ManagedLedgerFactoryImpl(config, store, bookkeeper, lock, tags, configuration)
-
-
-def _embedded(config: StorageConfig) -> bool:
-    """The embedded bookie and metadata store: one broker, which may sweep orphans itself."""
-    return not config.uses_bookkeeper_cluster and not config.metadata_store_url
 
 
 async def _delete_orphan_ledgers(store: MetadataStore, bookkeeper: BookKeeper) -> None:
@@ -241,7 +236,7 @@ class ManagedLedgerFactoryImpl:
                 failed = True
                 logger.error("closing managed ledger %s: %s", ledger.name, outcome)
         self.entry_cache.close()
-        clean = _embedded(self.config) and not failed
+        clean = self.config.embedded and not failed
         try:
             if clean:   # nothing is open now: the next start need not sweep
                 try:

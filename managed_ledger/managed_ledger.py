@@ -207,7 +207,9 @@ class ManagedLedgerImpl:
         if found is not None:
             metadata = ManagedLedgerMetadata.decode(found[0])
             self._metadata_version = found[1]
-        else:   # recorded before any ledger is made for it: see orphan_ledgers.py
+        elif not self.config.embedded:
+            # recorded before any ledger is made for it (see orphan_ledgers.py); the embedded
+            # store sweeps orphans only while nothing is open, and needs no such record
             self._metadata_version = await self.store.put(self._path, metadata.encode(), -1)
         ledgers = metadata.ledgers
         self._compacted = metadata.compacted

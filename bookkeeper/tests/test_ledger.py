@@ -11,7 +11,7 @@ from bookkeeper.errors import (LedgerClosedError, LedgerFencedError, NoSuchEntry
                                NoSuchLedgerError)
 from bookkeeper.entry_log import list_entry_logs
 from bookkeeper.journal import list_journal_files
-from bookkeeper.ledger import LedgerState
+from bookkeeper.ledger import LEDGER_ID_BLOCK, LEDGER_ID_COUNTER_PATH, LedgerState
 
 from .conftest import open_bookkeeper
 
@@ -62,6 +62,19 @@ async def test_ledger_ids_grow_across_restarts(tmp_path: Path) -> None:
         third = (await bk.create_ledger()).ledger_id
         assert first < second < third
         assert await bk.list_ledgers() == [first, second, third]
+
+
+async def test_concurrent_creations_share_one_reservation_of_ids(tmp_path: Path) -> None:
+    async with open_bookkeeper(tmp_path) as bk:
+        commits = bk.store.commits
+        ledgers = await asyncio.gather(*[bk.create_ledger() for _ in range(50)])
+        ids = [ledger.ledger_id for ledger in ledgers]
+        assert len(set(ids)) == 50
+        found = await bk.store.get(LEDGER_ID_COUNTER_PATH)
+        assert found is not None and (int(found[0]), found[1]) == (LEDGER_ID_BLOCK, 0)   # one reservation
+        assert bk.store.commits - commits < 50   # the 50 ledgers' metadata shared commits too
+    async with open_bookkeeper(tmp_path) as bk:   # the rest of the block is never used
+        assert (await bk.create_ledger()).ledger_id == LEDGER_ID_BLOCK
 
 
 async def test_recovery_open_fences_the_writer(tmp_path: Path) -> None:
