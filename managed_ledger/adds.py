@@ -29,6 +29,8 @@ class QueuedAdd:
 class InFlightAdds:
     """Counts appends not completed yet; ``drained()`` waits until there are none."""
 
+    __slots__ = ("_waiters", "count")
+
     def __init__(self) -> None:
         self.count = 0
         self._waiters: list[asyncio.Future[None]] = []

@@ -9,6 +9,8 @@ from typing import Awaitable, Callable
 
 
 class CoalescedTask:
+    __slots__ = ("_action", "_again", "_stopped", "_task")
+
     def __init__(self, action: Callable[[], Awaitable[None]]) -> None:
         self._action = action
         self._task: asyncio.Task | None = None

@@ -95,7 +95,7 @@ class StorageConfig:
         return PersistencePolicy(self.ensemble_size, self.write_quorum, self.ack_quorum, self.mark_delete_rate_limit)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PersistencePolicy:
     """How one managed ledger stores its data (Pulsar's PersistencePolicies): each new ledger on
     E bookies, Qw copies of each entry, acknowledged after Qa (a BookKeeper cluster acts on

@@ -56,6 +56,12 @@ _repeats = RepeatLimitedLog(logger)   # a dead ensemble can cost thousands of en
 class ManagedCursorImpl:
     """Implements interfaces.ManagedCursor for durable and non-durable cursors."""
 
+    __slots__ = ("_acked", "_active_cursors", "_batch_acks", "_closed", "_dirty", "_flush_lock",
+                 "_flush_tasks", "_flush_timer", "_has_readers", "_last_persist", "_ledger", "_loop",
+                 "_mark_delete", "_read_cancelled", "_read_position", "_reading", "_store", "_waiter",
+                 "durable", "held_at_lost", "name", "persisted_mark_delete", "skipped_lost_entries",
+                 "__weakref__")   # readers' cursors are held weakly (cursor_registry.py)
+
     def __init__(self, ledger: ManagedLedgerImpl, name: str, state: CursorState,
                  store: CursorStore | None = None,
                  active_cursors: set[ManagedCursorImpl] | None = None) -> None:

@@ -27,6 +27,9 @@ logger = logging.getLogger(__name__)
 
 
 class CursorRegistry:
+    __slots__ = ("_bookkeeper", "_creating", "_ledger", "_non_durable", "_path", "_store", "active",
+                 "durable")
+
     def __init__(self, ledger: ManagedLedgerImpl, store: MetadataStore, path: str,
                  bookkeeper: LedgerClient | None) -> None:
         self._ledger = ledger

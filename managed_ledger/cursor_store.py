@@ -38,6 +38,8 @@ MAX_ENTRIES = 50000   # Pulsar's managedLedgerCursorMaxEntriesPerLedger
 
 
 class CursorStore:
+    __slots__ = ("_bookkeeper", "_entries", "_path", "_store", "_version", "_writer", "ledger_id")
+
     def __init__(self, store: MetadataStore, path: str, bookkeeper: LedgerClient | None,
                  version: int = -1, ledger_id: int | None = None) -> None:
         self._store = store

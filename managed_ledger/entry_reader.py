@@ -20,6 +20,8 @@ ReadRange = Callable[[int, int, int], Awaitable[list[Entry]]]
 
 
 class EntryReader:
+    __slots__ = ("_bookkeeper", "_cache", "_handles", "entries_read")
+
     def __init__(self, bookkeeper: LedgerClient, cache: EntryCache) -> None:
         self._bookkeeper = bookkeeper
         self._cache = cache

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 WRITE_LATENCY_BOUNDS_MS = (0.5, 1.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 1000.0)
 
 
-@dataclass
+@dataclass(slots=True)
 class LatencyHistogram:
     counts: list[int] = field(default_factory=lambda: [0] * (len(WRITE_LATENCY_BOUNDS_MS) + 1))
     total_ms: float = 0.0

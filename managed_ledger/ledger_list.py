@@ -34,6 +34,8 @@ def now_ms() -> int:
 class LedgerList:
     """Ordered ledgers of one managed ledger; never empty once the managed ledger is open."""
 
+    __slots__ = ("_ids", "_infos")
+
     def __init__(self, infos: list[LedgerInfo] | None = None) -> None:
         self._infos: list[LedgerInfo] = sorted(infos or [], key=lambda info: info.ledger_id)
         self._ids: list[int] = [info.ledger_id for info in self._infos]

@@ -16,7 +16,7 @@ from .ledger_list import LedgerList
 from .position import Position
 
 
-@dataclass
+@dataclass(slots=True)
 class LostEntryCounts:
     """One managed ledger's, summed over its cursors (durable and readers)."""
     #: entries a cursor found it could not read, once per cursor each time it is held there

@@ -36,6 +36,8 @@ class TrimmedLog(Protocol):
 
 
 class LedgerTrimmer:
+    __slots__ = ("_bookkeeper", "_cursors", "_log", "_persist_metadata", "_reads")
+
     def __init__(self, log: TrimmedLog, bookkeeper: LedgerClient, reads: EntryReader, cursors: CursorRegistry,
                  persist_metadata: Callable[[], Awaitable[None]]) -> None:
         self._log = log

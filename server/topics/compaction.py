@@ -58,6 +58,8 @@ class CompactionInProgress(BrokerError):
 class TopicCompaction:
     """One topic's compaction: at most one run at a time, and the outcome of the last one."""
 
+    __slots__ = ("_hidden", "_ledger", "_retain_null_key", "_task", "last_error", "status")
+
     def __init__(self, ledger: ManagedLedger, retain_null_key: bool = False,
                  hidden: Callable[[Entry], bool] | None = None) -> None:
         self._ledger = ledger

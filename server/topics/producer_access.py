@@ -28,6 +28,8 @@ ACCESS_MODES = (pb.Shared, pb.Exclusive, pb.ExclusiveWithFencing, pb.WaitForExcl
 class ProducerAccess:
     """The producers of one topic and the rules that admit them."""
 
+    __slots__ = ("_exclusive", "_store_epoch", "_waiting", "epoch", "producers", "topic_name")
+
     def __init__(self, topic_name: str, epoch: int | None, store_epoch: EpochStore) -> None:
         self.topic_name = topic_name
         self.producers: list["Producer"] = []

@@ -35,7 +35,7 @@ class _Snapshot:
     counters: tuple[int, ...]
 
 
-@dataclass
+@dataclass(slots=True)
 class TopicStats:
     messages_in: int = 0
     bytes_in: int = 0

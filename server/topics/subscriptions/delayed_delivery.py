@@ -32,7 +32,7 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DelayedDeliveryPolicy:
     """The topic's policy in force: whether deliver_at_time is honoured, and the tick."""
 

@@ -50,7 +50,7 @@ MIN_RATE_WAIT_S = 0.001
 RATE_WAIT_SPREAD_S = 0.005
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReadLimits:
     """How much one read may fetch (dispatcherMaxReadBatchSize entries, about
     dispatcherMaxReadSizeBytes), how permits count (preciseDispatcherFlowControl) and when a

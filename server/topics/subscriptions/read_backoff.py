@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BackoffTimes:
     """Pulsar's defaults: 15 s doubling up to 60 s, no mandatory stop."""
     initial_s: float = 15.0
@@ -24,6 +24,8 @@ class BackoffTimes:
 
 
 class ReadBackoff:
+    __slots__ = ("_clock", "_first_failure", "_next_s", "_stop_made", "_times")
+
     def __init__(self, times: BackoffTimes, clock: Callable[[], float] = time.monotonic) -> None:
         self._times = times
         self._clock = clock
