@@ -141,7 +141,8 @@ class SqliteMetadataStore:
             if self._stopping:
                 raise MetadataStoreError("metadata store is closed")
             self._queue.append(_Operation(run, future))
-            self._cond.notify()
+            if len(self._queue) == 1:   # else the thread has been woken and takes the whole queue
+                self._cond.notify()
         return future
 
     # ---- the store thread ----------------------------------------------------------------

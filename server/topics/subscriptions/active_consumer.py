@@ -28,8 +28,8 @@ def murmur3(text: str) -> int:
 
 
 def pick_active(consumers: Sequence["Consumer"], partition_index: int, topic: str) -> "Consumer | None":
-    if not consumers:
-        return None
+    if len(consumers) <= 1:   # no choice to make (an Exclusive subscription's, usually)
+        return consumers[0] if consumers else None
     ordered = sorted(consumers, key=lambda c: (c.priority_level, c.name.encode("utf-16-be")))
     best = [c for c in ordered if c.priority_level == ordered[0].priority_level]
     if partition_index >= 0:
