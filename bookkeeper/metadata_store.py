@@ -126,6 +126,19 @@ class SqliteMetadataStore:
 
         return await self._submit(children)
 
+    async def children_values(self, path: str) -> dict[str, bytes]:
+        """The values of the direct children of ``path`` that have one, by child name: one
+        query where ``children`` and a ``get`` each would read them one by one."""
+        _check_path(path)
+        prefix = "/" if path == "/" else path + "/"
+
+        def children_values(conn: sqlite3.Connection) -> dict[str, bytes]:
+            rows = conn.execute("SELECT path, value FROM nodes WHERE path > ? AND path < ?",
+                                (prefix, prefix + _PATH_END))
+            return {name: bytes(value) for full, value in rows if "/" not in (name := full[len(prefix):])}
+
+        return await self._submit(children_values)
+
     async def close(self) -> None:
         """Finish queued operations, then stop the thread and close the database."""
         with self._cond:

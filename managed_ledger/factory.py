@@ -101,7 +101,7 @@ async def open_factory(config: StorageConfig, lock: DataDirLock | None = None) -
         bookkeeper = await open_ledger_client(config, store)
         undo_on_failure.push_async_callback(bookkeeper.close)
         if config.embedded and not take_mark(config.data_dir):
-            await _delete_orphan_ledgers(store, bookkeeper)  # type: ignore[arg-type]
+            await _delete_orphan_ledgers(store, bookkeeper)
         tags = LedgerTags(await storage_id(store))
         configuration = store
         if config.configuration_metadata_store_url not in ("", config.metadata_store_url):
@@ -110,7 +110,7 @@ async def open_factory(config: StorageConfig, lock: DataDirLock | None = None) -
     return ManagedLedgerFactoryImpl(config, store, bookkeeper, lock, tags, configuration)
 
 
-async def _delete_orphan_ledgers(store: MetadataStore, bookkeeper: BookKeeper) -> None:
+async def _delete_orphan_ledgers(store: SqliteMetadataStore, bookkeeper: BookKeeper) -> None:
     """Delete ledgers that no managed ledger lists.
 
     A crash between creating a ledger and recording it (rollover), or between dropping ledgers
@@ -120,10 +120,8 @@ async def _delete_orphan_ledgers(store: MetadataStore, bookkeeper: BookKeeper) -
     too, sparing the next start (clean_stop.py).
     """
     referenced: set[int] = set()
-    for component in await store.children(MANAGED_LEDGERS_PATH):
-        found = await store.get(f"{MANAGED_LEDGERS_PATH}/{component}")
-        if found is not None:
-            referenced.update(ManagedLedgerMetadata.decode(found[0]).ledger_ids())
+    for value in (await store.children_values(MANAGED_LEDGERS_PATH)).values():
+        referenced.update(ManagedLedgerMetadata.decode(value).ledger_ids())
     for ledger_id in await bookkeeper.list_ledgers():
         if ledger_id not in referenced:
             logger.info("deleting orphan ledger %d", ledger_id)
@@ -240,7 +238,7 @@ class ManagedLedgerFactoryImpl:
         try:
             if clean:   # nothing is open now: the next start need not sweep
                 try:
-                    await _delete_orphan_ledgers(self._store, self.bookkeeper)  # type: ignore[arg-type]
+                    await _delete_orphan_ledgers(self._store, self.bookkeeper)
                 except Exception as exc:   # whatever it was, the next start sweeps instead
                     logger.warning("orphan ledgers not swept at stop (the next start will): %s", exc)
                     clean = False

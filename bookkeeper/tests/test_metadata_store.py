@@ -122,3 +122,17 @@ async def test_unopenable_database_fails_cleanly(tmp_path: Path) -> None:
     (tmp_path / "a-directory.db").mkdir()
     with pytest.raises(MetadataStoreError):
         await SqliteMetadataStore.open(tmp_path / "a-directory.db")
+
+
+async def test_children_values_reads_the_direct_children_in_one_query(tmp_path: Path) -> None:
+    store = await SqliteMetadataStore.open(tmp_path / "m.db")
+    try:
+        await store.put("/ml/a", b"1")
+        await store.put("/ml/b", b"2")
+        await store.put("/ml/b/cursor", b"deeper")   # a grandchild: not a child's value
+        await store.put("/ml/c/only-below", b"x")     # a child without a value of its own
+        await store.put("/mlx", b"sibling")
+        assert await store.children_values("/ml") == {"a": b"1", "b": b"2"}
+        assert await store.children_values("/none") == {}
+    finally:
+        await store.close()
