@@ -480,6 +480,12 @@ class BrokerService:
             await self.transactions.close()
         for connection in list(self.connections):
             connection.close()
-        for topic in self._loaded():
-            await topic.close()
+        # all at once, so their final metadata writes share the store's commits (one by one,
+        # 10,000 topics took some 20 s to stop); system topics last, as topics write to them
+        loaded = self._loaded()
+        for system in (False, True):
+            closing = [topic.close() for topic in loaded if is_system_topic(topic.name) is system]
+            for outcome in await asyncio.gather(*closing, return_exceptions=True):
+                if isinstance(outcome, Exception):
+                    log.error("closing a topic at stop: %s", outcome)
         self._topics.clear()
