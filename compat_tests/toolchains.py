@@ -31,6 +31,11 @@ GO_CROSS_CLIENT = GO_DIR / "bin" / "crossclient"
 BUILD_TIMEOUT_S = 1800     # one build, downloads included, on a slow first run
 PROGRESS_EVERY_S = 30
 OUTPUT_TAIL_LINES = 80
+#: How the suite starts its client JVMs (scenario programs, pulsar-admin, the admin drivers): with
+#: the C1 compiler only. They run for seconds to a minute, mostly waiting on the broker, and C2's
+#: warm-up cost them more CPU than it saved on a 2-core machine the broker shares (a pulsar-admin
+#: batch of 65 commands: 6.4 s of CPU, 2.2 s with C1 only).
+JAVA = ["java", "-XX:TieredStopAtLevel=1"]
 
 
 def copy_dependencies(output_dir: str) -> list[str]:
@@ -91,7 +96,7 @@ def build_java(say: Say) -> list[str]:
     run_build(["mvn", "-B", "compile", "dependency:build-classpath",
                f"-Dmdep.outputFile={JAVA_CLASSPATH_FILE}"], JAVA_DIR, "Maven build of compat_tests/java", say)
     classpath = f"{JAVA_DIR / 'target' / 'classes'}:{JAVA_CLASSPATH_FILE.read_text().strip()}"
-    return ["java", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", classpath]
+    return [*JAVA, "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", classpath]
 
 
 def _build_java_with_lib(project: Path, say: Say) -> str:
