@@ -26,8 +26,35 @@ QUIET_MS = 500              # how long we listen to conclude "nothing more is co
 
 def pulsard(*args: str, timeout: float = 60, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """`python -m server ARGS` from the repository, as a user runs it; env is added to os.environ."""
-    return subprocess.run([sys.executable, "-m", "server", *args], cwd=REPO_ROOT, capture_output=True,
-                          text=True, timeout=timeout, env=None if env is None else {**os.environ, **env})
+    return PulsardStarted(*args, env=env).result(timeout)
+
+
+class PulsardStarted:
+    """`pulsard(ARGS)` started now and awaited later, so that commands which wait out a client
+    timeout can wait side by side."""
+
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+        self.process = subprocess.Popen([sys.executable, "-m", "server", *args], cwd=REPO_ROOT, text=True,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        env=None if env is None else {**os.environ, **env})
+        self._finished: subprocess.CompletedProcess | None = None
+
+    def result(self, timeout: float) -> subprocess.CompletedProcess:
+        """Its exit code and output, as pulsard() returns them; killed if it overruns timeout."""
+        if self._finished is None:
+            try:
+                stdout, stderr = self.process.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.stop()
+                raise
+            self._finished = subprocess.CompletedProcess(self.process.args, self.process.returncode, stdout, stderr)
+        return self._finished
+
+    def stop(self) -> None:
+        """Kill it if still running (a test that never awaited it), and reap it."""
+        if self.process.returncode is None:
+            self.process.kill()
+            self.process.communicate()
 
 
 def unique_topic(prefix: str = "t") -> str:

@@ -8,8 +8,10 @@ import subprocess
 import uuid
 from pathlib import Path
 
+from compat_tests import toolchains
+
 RUN_TIMEOUT_S = 120
-JAVA = ["java", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp"]
+JAVA = [*toolchains.JAVA, "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp"]
 
 
 def client_conf(broker, directory: Path) -> Path:

@@ -9,13 +9,15 @@ import uuid
 
 import pytest
 
+from compat_tests.toolchains import JAVA
+
 RUN_TIMEOUT_S = 60
 
 
 @pytest.mark.timeout(RUN_TIMEOUT_S + 60)
 def test_java_admin_client_drives_tenants_namespaces_topics_and_subscriptions(broker, admin_java_classpath):
     tenant = f"java-{uuid.uuid4().hex[:8]}"
-    run = subprocess.run(["java", "-cp", admin_java_classpath, "pulsard.AdminDriver", broker.web_url, tenant],
+    run = subprocess.run([*JAVA, "-cp", admin_java_classpath, "pulsard.AdminDriver", broker.web_url, tenant],
                          capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
     assert run.returncode == 0, run.stdout + run.stderr[-5000:]
     lines = run.stdout.splitlines()

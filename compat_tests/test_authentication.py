@@ -10,6 +10,7 @@ import secrets
 import ssl
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import bcrypt
 import jwt
@@ -46,12 +47,18 @@ def round_trip(client: pulsar.Client, topic: str) -> None:
         client.close()
 
 
-def refused(client: pulsar.Client) -> None:
-    try:
-        with pytest.raises(pulsar.PulsarException):
-            client.create_producer(f"refused-{time.monotonic_ns()}")
-    finally:
-        client.close()
+def refused(*clients: pulsar.Client) -> None:
+    """No client gets a producer. A refused client retries until its operation timeout, so
+    several wait it out side by side."""
+    def one(client: pulsar.Client) -> None:
+        try:
+            with pytest.raises(pulsar.PulsarException):
+                client.create_producer(f"refused-{time.monotonic_ns()}")
+        finally:
+            client.close()
+
+    with ThreadPoolExecutor(len(clients)) as pool:
+        list(pool.map(one, clients))   # re-raises a client's failure
 
 
 @pytest.fixture(scope="module")
@@ -75,10 +82,10 @@ def test_token_secret_key(make_broker, secret):
                           "tokenSecretKey": "data:;base64," + base64.b64encode(secret).decode()})
     round_trip(client_for(broker.service_url, authentication=pulsar.AuthenticationToken(hs256(secret, "alice"))),
                "token-topic")
-    refused(client_for(broker.service_url, FAIL_TIMEOUT_S))
-    refused(client_for(broker.service_url, FAIL_TIMEOUT_S,
-                       authentication=pulsar.AuthenticationToken(hs256(b"another key" * 3, "alice"))))
-    refused(client_for(broker.service_url, FAIL_TIMEOUT_S,
+    refused(client_for(broker.service_url, FAIL_TIMEOUT_S),
+            client_for(broker.service_url, FAIL_TIMEOUT_S,
+                       authentication=pulsar.AuthenticationToken(hs256(b"another key" * 3, "alice"))),
+            client_for(broker.service_url, FAIL_TIMEOUT_S,
                        authentication=pulsar.AuthenticationToken(hs256(secret, "alice", expires_in=-10))))
     assert admin_get(broker, "/admin/v2/tenants").status_code == 401
     assert admin_get(broker, "/admin/v2/tenants",
@@ -168,8 +175,8 @@ def test_basic(make_broker, tmp_path):
         round_trip(client_for(broker.service_url, authentication=pulsar.AuthenticationBasic(user, password)),
                    f"basic-{user}")
         assert admin_get(broker, "/admin/v2/tenants", auth=(user, password)).status_code == 200
-    refused(client_for(broker.service_url, FAIL_TIMEOUT_S, authentication=pulsar.AuthenticationBasic("apr", "wrong")))
-    refused(client_for(broker.service_url, FAIL_TIMEOUT_S, authentication=pulsar.AuthenticationBasic("nobody", "x")))
+    refused(client_for(broker.service_url, FAIL_TIMEOUT_S, authentication=pulsar.AuthenticationBasic("apr", "wrong")),
+            client_for(broker.service_url, FAIL_TIMEOUT_S, authentication=pulsar.AuthenticationBasic("nobody", "x")))
     assert admin_get(broker, "/admin/v2/tenants", auth=("apr", "wrong")).status_code == 401
 
 

@@ -15,6 +15,7 @@ import requests
 
 from compat_tests.broker import HOST, free_port
 from compat_tests.certificates import CertificateAuthority
+from compat_tests.toolchains import JAVA
 
 TOKEN = "org.apache.pulsar.broker.authentication.AuthenticationProviderToken"
 SECRET = secrets.token_bytes(32)
@@ -152,7 +153,7 @@ def test_java_admin_client_over_https_with_a_token(make_broker, tmp_path, admin_
                  "tokenSecretKey": base64.b64encode(SECRET).decode(), "authorizationEnabled": "true",
                  "superUserRoles": "admin", "webServicePortTls": web_tls,
                  "tlsCertificateFilePath": server.cert, "tlsKeyFilePath": server.key})
-    run = subprocess.run(["java", "-cp", admin_java_classpath, "pulsard.SecureAdminDriver",
+    run = subprocess.run([*JAVA, "-cp", admin_java_classpath, "pulsard.SecureAdminDriver",
                           f"https://{HOST}:{web_tls}", str(ca.pem.cert), token("admin"), token("ivy"), "ivy"],
                          capture_output=True, text=True, timeout=90)
     assert run.returncode == 0, run.stdout + run.stderr[-5000:]

@@ -13,7 +13,8 @@ import pytest
 
 from compat_tests.broker import HOST, free_port
 from compat_tests.certificates import CertificateAuthority
-from compat_tests.helpers import pulsard, unique_topic
+from compat_tests.conftest import _broker_fixture
+from compat_tests.helpers import PulsardStarted, pulsard, unique_topic
 
 TOKEN_PROVIDER = "org.apache.pulsar.broker.authentication.AuthenticationProviderToken"
 TLS_PROVIDER = "org.apache.pulsar.broker.authentication.AuthenticationProviderTls"
@@ -22,15 +23,46 @@ PLUGINS = "org.apache.pulsar.client.impl.auth."
 REFUSED_TIMEOUT_S = 120
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def secret() -> bytes:
     return secrets.token_bytes(32)
 
 
-@pytest.fixture
-def token_broker(make_broker, secret):
-    return make_broker({"authenticationEnabled": "true", "authenticationProviders": TOKEN_PROVIDER,
-                        "tokenSecretKey": "data:;base64," + base64.b64encode(secret).decode()})
+@pytest.fixture(scope="module")
+def token_broker(tmp_path_factory, secret):
+    """One for the module: each test uses topics of its own."""
+    yield from _broker_fixture(tmp_path_factory, "token", {
+        "authenticationEnabled": "true", "authenticationProviders": TOKEN_PROVIDER,
+        "tokenSecretKey": "data:;base64," + base64.b64encode(secret).decode()})
+
+
+@pytest.fixture(scope="module")
+def token_conf(token_broker, secret, tmp_path_factory) -> dict[str, str]:
+    """The environment naming a client.conf with the broker's URL and a token file."""
+    directory = tmp_path_factory.mktemp("client-conf")
+    token_file = directory / "token.txt"
+    token_file.write_text(token_for(secret) + "\n")
+    conf = directory / "client.conf"
+    conf.write_text(f"brokerServiceUrl={token_broker.service_url}\nauthPlugin={PLUGINS}AuthenticationToken\n"
+                    f"authParams=file://{token_file}\n")
+    return {"PULSAR_CLIENT_CONF": str(conf)}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def refused_runs(token_broker, token_conf):
+    """The module's two commands the broker refuses, started with its first test: each one's
+    client retries until its 30 s operation timeout, while the other tests run (the two tests
+    that check them come last). "client": client.conf's URL and plugin, with a token of another
+    key given by --auth-params (the flag must win over the file's good token); "perf": no
+    credentials at all."""
+    wrong_key = token_for(b"not the broker's key" * 2)
+    runs = {"client": PulsardStarted("client", "--auth-params", f"token:{wrong_key}", "produce",
+                                     unique_topic("cli-refused"), "-m", "x", env=token_conf),
+            "perf": PulsardStarted("perf", "produce", unique_topic("perf-refused"), "-u", token_broker.service_url,
+                                   "-n", "1")}
+    yield runs
+    for run in runs.values():
+        run.stop()
 
 
 def token_for(secret: bytes, subject: str = "cli") -> str:
@@ -60,37 +92,6 @@ def test_client_produce_and_consume_with_token_flags(token_broker, secret):
     consumed = pulsard("client", *flags, "consume", topic, "-s", "s", "-p", "Earliest", "-n", "1")
     assert consumed.returncode == 0, consumed.stderr
     assert contents(consumed) == ["with a token"]
-
-
-def test_client_conf_gives_url_and_credentials_and_flags_win(token_broker, secret, tmp_path):
-    token_file = tmp_path / "token.txt"
-    token_file.write_text(token_for(secret) + "\n")
-    conf = tmp_path / "client.conf"
-    conf.write_text(f"brokerServiceUrl={token_broker.service_url}\nauthPlugin={PLUGINS}AuthenticationToken\n"
-                    f"authParams=file://{token_file}\n")
-    env = {"PULSAR_CLIENT_CONF": str(conf)}
-    topic = unique_topic("cli-conf")
-    produced = pulsard("client", "produce", topic, "-m", "from client.conf", env=env)
-    assert produced.returncode == 0, produced.stderr
-    consumed = pulsard("client", "consume", topic, "-s", "s", "-p", "Earliest", "-n", "1", env=env)
-    assert contents(consumed) == ["from client.conf"], consumed.stderr
-
-    wrong_key = token_for(b"not the broker's key" * 2)
-    refused = pulsard("client", "--auth-params", f"token:{wrong_key}", "produce", topic, "-m", "x", env=env,
-                      timeout=REFUSED_TIMEOUT_S)
-    assert_one_line_failure(refused, "pulsard client: ", "its log says why")
-
-
-def test_perf_with_pulsar_perf_flags_after_the_command(token_broker, secret, tmp_path):
-    topic = unique_topic("perf-token")
-    flags = ("-u", token_broker.service_url, "--auth-plugin", PLUGINS + "AuthenticationToken",
-             "--auth-params", f'{{"token": "{token_for(secret)}"}}')
-    produced = pulsard("perf", "produce", topic, *flags, "-r", "0", "-s", "16", "-n", "50", "-i", "1")
-    assert produced.returncode == 0, produced.stderr
-    assert "produce total: 50 messages" in produced.stdout
-    refused = pulsard("perf", "produce", topic, "-u", token_broker.service_url, "-n", "1",
-                      timeout=REFUSED_TIMEOUT_S)
-    assert_one_line_failure(refused, "pulsard perf: ", "its log says why")
 
 
 def test_an_unusable_plugin_or_parameters_is_a_one_line_error():
@@ -129,3 +130,25 @@ def test_tls_trust_and_client_certificate_flags_and_client_conf(make_broker, tmp
     perf = pulsard("perf", "produce", topic, "--trust-cert-file", str(ca.pem.cert), "-n", "10", "-r", "0",
                    "-i", "1", env=env)
     assert perf.returncode == 0 and "produce total: 10 messages" in perf.stdout, perf.stderr
+
+
+def test_client_conf_gives_url_and_credentials_and_flags_win(token_conf, refused_runs):
+    topic = unique_topic("cli-conf")
+    produced = pulsard("client", "produce", topic, "-m", "from client.conf", env=token_conf)
+    assert produced.returncode == 0, produced.stderr
+    consumed = pulsard("client", "consume", topic, "-s", "s", "-p", "Earliest", "-n", "1", env=token_conf)
+    assert contents(consumed) == ["from client.conf"], consumed.stderr
+
+    refused = refused_runs["client"].result(REFUSED_TIMEOUT_S)   # --auth-params with a token of another key
+    assert_one_line_failure(refused, "pulsard client: ", "its log says why")
+
+
+def test_perf_with_pulsar_perf_flags_after_the_command(token_broker, secret, refused_runs):
+    topic = unique_topic("perf-token")
+    flags = ("-u", token_broker.service_url, "--auth-plugin", PLUGINS + "AuthenticationToken",
+             "--auth-params", f'{{"token": "{token_for(secret)}"}}')
+    produced = pulsard("perf", "produce", topic, *flags, "-r", "0", "-s", "16", "-n", "50", "-i", "1")
+    assert produced.returncode == 0, produced.stderr
+    assert "produce total: 50 messages" in produced.stdout
+    refused = refused_runs["perf"].result(REFUSED_TIMEOUT_S)   # no credentials
+    assert_one_line_failure(refused, "pulsard perf: ", "its log says why")

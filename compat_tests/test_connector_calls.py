@@ -17,7 +17,7 @@ import pulsar
 import pytest
 
 from compat_tests.helpers import receive_n
-from compat_tests.toolchains import ScenarioReport, marked_java_scenarios, run_program
+from compat_tests.toolchains import JAVA, ScenarioReport, marked_java_scenarios, run_program
 
 JVM_TIMEOUT_S = 240
 ADMIN_RUN_TIMEOUT_S = 120
@@ -35,7 +35,7 @@ def connector_report(java_command, broker, partitioned_broker) -> ScenarioReport
 
 @pytest.fixture(scope="module")
 def admission_report(admin_java_classpath, small_ledger_broker) -> ScenarioReport:
-    return run_program(["java", "-cp", admin_java_classpath, "pulsard.ConnectorAdmission",
+    return run_program([*JAVA, "-cp", admin_java_classpath, "pulsard.ConnectorAdmission",
                         small_ledger_broker.web_url, small_ledger_broker.service_url], ADMIN_RUN_TIMEOUT_S)
 
 

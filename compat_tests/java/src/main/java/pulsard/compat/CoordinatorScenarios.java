@@ -31,8 +31,7 @@ public final class CoordinatorScenarios {
     private CoordinatorScenarios() {}
 
     static PulsarClient transactional(String url) throws PulsarClientException {
-        return PulsarClient.builder().serviceUrl(url).enableTransaction(true)
-                .operationTimeout(10, TimeUnit.SECONDS).build();
+        return Ctx.builder(url).enableTransaction(true).operationTimeout(10, TimeUnit.SECONDS).build();
     }
 
     static Transaction begin(PulsarClient client) throws Exception {

@@ -118,8 +118,8 @@ public final class ProduceScenarios {
     @Scenario
     public static void transactionsRefused(Ctx ctx) throws Exception {
         for (String url : List.of(ctx.serviceUrl, ctx.partitionedServiceUrl)) {
-            try (PulsarClient txnClient = PulsarClient.builder().serviceUrl(url)
-                    .operationTimeout(5, TimeUnit.SECONDS).enableTransaction(true).build()) {
+            try (PulsarClient txnClient = Ctx.builder(url).operationTimeout(5, TimeUnit.SECONDS)
+                    .enableTransaction(true).build()) {
                 throw new AssertionError("a transactional client started on " + url);
             } catch (PulsarClientException e) {
                 check(String.valueOf(e).contains("doesn't enable the transaction coordinator"),

@@ -26,7 +26,7 @@ public final class SecurityClient {
 
     static String attempt(String url, String trust, String plugin, String params, String topic) {
         try {
-            var builder = PulsarClient.builder().serviceUrl(url).operationTimeout(5, TimeUnit.SECONDS);
+            var builder = Ctx.builder(url).operationTimeout(5, TimeUnit.SECONDS);
             if (!trust.equals("-")) {
                 builder.tlsTrustCertsFilePath(trust);
             }
