@@ -1,8 +1,8 @@
 """pulsard at scale next to Apache Pulsar 3.0.7: many topics, many connections, many consumers.
 
-    python benchmarks/scale.py [--topics 10000] [--clients 8] [--parallel 64] [--connections 10000]
-                               [--fair-topics 100] [--fair-messages 4000] [--sample 20]
-                               [--cases topics,restart,listing,connections] [--pulsard-only]
+    python benchmarks/scale.py [--topics 10000] [--clients 8] [--parallel 64] [--timeout 60]
+                               [--connections 10000] [--fair-topics 100] [--fair-messages 4000]
+                               [--sample 20] [--cases topics,restart,listing,connections] [--pulsard-only]
 
 Builds the Go load tool (benchmarks/loadgen, official pulsar-client-go v0.19.0) and runs every case
 on pulsard, then on the reference Pulsar standalone (as compare.py starts it), one broker at a
@@ -11,8 +11,10 @@ asserted: a broker that falls over, or a load-tool run that fails, becomes a fig
 
 - topics: --topics topics scale-{i}, opened by --clients client instances with --parallel topics
   in flight each: a durable subscription, a producer and one message per topic. Wall time, opens/s,
-  broker CPU, and broker RSS before, with everything open (per topic), and after the clients closed
-  and --settle seconds passed (per idle topic).
+  broker CPU, and broker RSS before, with everything open, and after the clients closed
+  and --settle seconds passed, with the broker's CPU use over those seconds; per topic means per
+  topic the broker stored (its topic list), as an open the client gave up on after --timeout (the
+  client's operation timeout) may still have completed there.
 - restart: SIGTERM, then the broker again on the same data dir: exec to healthy; then --sample
   random topics one at a time, from Subscribe (lookup included) to their first message (the
   backlog's one message); then every topic reopened and its message read (healthy / missing).
@@ -52,7 +54,8 @@ from startup import compile_sources  # noqa: E402
 CASES = ("topics", "restart", "listing", "connections")
 LOADGEN_TIMEOUT_S = 3600
 HTTP_TIMEOUT_S = 300
-STOP_TIMEOUT_S = 120
+STOP_TIMEOUT_S = 900   # a clean stop closes every loaded topic
+LIST_PATH = "/admin/v2/persistent/public/default"
 RESTART_READY_S = 600   # a broker that loads every topic before it is healthy may take long
 _HTTP = urllib.request.build_opener(urllib.request.ProxyHandler({}))   # loopback: no proxy
 _LOG_LEVEL = re.compile(r"\b(ERROR|WARN|WARNING|CRITICAL|FATAL)\b")
@@ -169,7 +172,7 @@ def timed_get(url: str) -> tuple[float, int, bytes]:
 def listing(broker: _broker.Broker) -> dict[str, float]:
     """Topic list and /metrics, three times each: the first answer and the best of three."""
     figures: dict[str, float] = {}
-    for key, path in (("list", "/admin/v2/persistent/public/default"), ("metrics", "/metrics")):
+    for key, path in (("list", LIST_PATH), ("metrics", "/metrics")):
         runs = [timed_get(broker.web_url + path) for _ in range(3)]
         figures[f"{key}_first_s"] = runs[0][0]
         figures[f"{key}_best_s"] = min(r[0] for r in runs)
@@ -198,7 +201,7 @@ class Scale:
 
     def tool_args(self) -> list[str]:
         return ["-topics", str(self.args.topics), "-clients", str(self.args.clients),
-                "-inflight", str(self.args.parallel)]
+                "-inflight", str(self.args.parallel), "-timeout", f"{self.args.timeout}s"]
 
     def run_broker(self, name: str, kind: type[_broker.Broker], ready_s: float) -> None:
         cases = self.args.cases
@@ -224,8 +227,10 @@ class Scale:
 
     def with_log(self, table: str, name: str, watch: LogWatch, run: Callable[[], dict[str, float]]) -> bool:
         watch.mark()
+        started = time.perf_counter()
         ok = self.record(table, name, run)
         figures = self.tables[table][name]
+        print(f"  {name} {table}: {time.perf_counter() - started:.1f} s; load average {os.getloadavg()}", flush=True)
         if isinstance(figures, dict):
             counts, samples = watch.counts()
             self.tables.setdefault("broker log", {})[f"{name} {table}"] = counts
@@ -256,16 +261,20 @@ class Scale:
                 closed = tool.line()
             finally:
                 tool.finish()
+            cpu_closed = cpu(broker)
             time.sleep(self.args.settle)
-            rss_closed = rss_mib(broker)
+            rss_closed, idle_cpu = rss_mib(broker), (cpu(broker) - cpu_closed) / self.args.settle
+        # per topic the broker stored: an open the client gave up on may have completed there
+        stored = len(json.loads(timed_get(broker.web_url + LIST_PATH)[2])) or 1
         print(f"  topics: {opened['ok']:.0f} of {n} open in {opened['seconds']:.1f} s, "
               f"closed in {closed['seconds']:.1f} s", flush=True)
-        return {"ok": opened["ok"], "failed": opened["failed"], "seconds": opened["seconds"],
+        return {"ok": opened["ok"], "failed": opened["failed"], "stored": stored, "seconds": opened["seconds"],
                 "opens_s": opened["rate"], "open_p50_ms": opened["open_p50_ms"],
-                "open_p99_ms": opened["open_p99_ms"], "cpu_s": cpu_open, "cpu_ms_topic": cpu_open / n * 1e3,
-                "rss_before": rss_before, "rss_open": rss_open, "kib_open": (rss_open - rss_before) * 1024 / n,
-                "rss_closed": rss_closed, "kib_idle": (rss_closed - rss_before) * 1024 / n,
-                "rss_peak": peak.peak_kib / 1024, "client_warnings": tool.warnings()}
+                "open_p99_ms": opened["open_p99_ms"], "cpu_s": cpu_open, "cpu_ms_topic": cpu_open / stored * 1e3,
+                "rss_before": rss_before, "rss_open": rss_open, "kib_open": (rss_open - rss_before) * 1024 / stored,
+                "rss_closed": rss_closed, "kib_idle": (rss_closed - rss_before) * 1024 / stored,
+                "rss_peak": peak.peak_kib / 1024, "idle_cpu_pct": idle_cpu * 100,
+                "client_warnings": tool.warnings()}
 
     def restart_case(self, name: str, broker: _broker.Broker, watch: LogWatch, ready_s: float) -> None:
         def restart() -> dict[str, float]:
@@ -297,7 +306,7 @@ class Scale:
 
     def first_case(self, broker: _broker.Broker) -> dict[str, float]:
         result, _ = run_once(self.loadgen, ["topics", "-mode", "first", "-topics", str(self.args.topics),
-                                            "-sample", str(self.args.sample)],
+                                            "-sample", str(self.args.sample), "-timeout", f"{self.args.timeout}s"],
                              broker.service_url, self.stderr("first"))
         return result
 
@@ -340,13 +349,15 @@ class Scale:
 # table: [(column header, key, format)]
 TABLES: dict[str, list[tuple[str, str, str]]] = {
     "start": [("healthy s", "healthy_s", ".2f"), ("idle RSS MiB", "rss_mib", ".0f")],
-    "topics": [("opened", "ok", ",.0f"), ("failed", "failed", ".0f"), ("seconds", "seconds", ".1f"),
+    "topics": [("opened", "ok", ",.0f"), ("failed", "failed", ",.0f"), ("stored", "stored", ",.0f"),
+               ("seconds", "seconds", ".1f"),
                ("opens/s", "opens_s", ",.0f"), ("open p50 ms", "open_p50_ms", ".1f"),
                ("open p99 ms", "open_p99_ms", ".1f"), ("CPU s", "cpu_s", ".1f"),
                ("CPU ms/topic", "cpu_ms_topic", ".2f"), ("client warns", "client_warnings", ".0f")],
     "topics memory": [("RSS before", "rss_before", ".0f"), ("RSS open", "rss_open", ".0f"),
                       ("KiB/topic open", "kib_open", ".1f"), ("RSS closed", "rss_closed", ".0f"),
-                      ("KiB/idle topic", "kib_idle", ".1f"), ("peak RSS", "rss_peak", ".0f")],
+                      ("KiB/idle topic", "kib_idle", ".1f"), ("peak RSS", "rss_peak", ".0f"),
+                      ("idle CPU %", "idle_cpu_pct", ".1f")],
     "restart": [("stop s", "stop_s", ".2f"), ("exit code", "exit_code", ".0f"),
                 ("exec->healthy s", "exec_healthy_s", ".2f"), ("RSS MiB", "rss_mib", ".0f")],
     "first message": [("healthy", "healthy", ".0f"), ("missing", "missing", ".0f"), ("failed", "failed", ".0f"),
@@ -371,7 +382,7 @@ TABLES: dict[str, list[tuple[str, str, str]]] = {
                 ("metrics MiB", "metrics_mib", ".2f")],
     "broker log": [("errors", "errors", ".0f"), ("warnings", "warnings", ".0f"), ("tracebacks", "tracebacks", ".0f")],
 }
-NO_RATIO = {"exit_code", "listed", "ok", "healthy", "connected", "subscribed", "fair_messages"}
+NO_RATIO = {"exit_code", "listed", "stored", "ok", "healthy", "connected", "subscribed", "fair_messages"}
 # tables whose figures another table's columns show (same rows, other columns)
 SOURCES = {"topics memory": "topics", "fairness": "connections"}
 
@@ -420,6 +431,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--topics", type=int, default=10_000)
     parser.add_argument("--clients", type=int, default=8, help="client instances opening topics")
     parser.add_argument("--parallel", type=int, default=64, help="topics in flight per client instance")
+    parser.add_argument("--timeout", type=float, default=60.0,
+                        help="the client's operation timeout, and its wait for a topic's message (seconds)")
     parser.add_argument("--sample", type=int, default=20, help="topics timed to their first message after restart")
     parser.add_argument("--connections", type=int, default=10_000)
     parser.add_argument("--fair-topics", type=int, default=100, help="topics the connections' consumers share")
