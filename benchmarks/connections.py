@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import resource
 import shutil
 import sys
 import tempfile
@@ -23,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from compat_tests.broker import Broker  # noqa: E402
+from open_files import raise_open_files  # noqa: E402
 from protocol import pulsar_api_pb2 as pb  # noqa: E402
 from protocol.codec import FrameDecoder, encode_command, encode_payload_frame  # noqa: E402
 from protocol.entry import make_entry  # noqa: E402
@@ -105,10 +105,7 @@ def main() -> int:
     parser.add_argument("--topics", type=int, default=100)
     parser.add_argument("--idle", type=float, default=5.0)
     args = parser.parse_args()
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    needed = args.connections + 200
-    if soft < needed:   # the broker inherits it
-        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, needed), hard))
+    raise_open_files(args.connections + 200)
     work = Path(tempfile.mkdtemp(prefix="pulsard-connections-"))
     broker = Broker(work).start()
     try:

@@ -3,7 +3,10 @@
 //	loadgen produce -url pulsar://127.0.0.1:6650 -topics 1 -messages 100000 [-batched] [-rate 0] [-size 100] [-pending 1000] [-windows 0]
 //	loadgen consume -url pulsar://127.0.0.1:6650 -topics 1 -messages 100000 [-queue 1000]
 //
-// Both take -gc-percent (default 400, Go's GOGC): the tool shares the machine's cores with the
+// topics and connections (scale.go, connections.go) open many topics or connections at once
+// for benchmarks/scale.py.
+//
+// All take -gc-percent (default 400, Go's GOGC): the tool shares the machine's cores with the
 // broker it measures, and with Go's default of 100 its collector took a fifth of its CPU.
 //
 // produce sends -messages in total across -topics (one producer each, sending from its own goroutine,
@@ -155,12 +158,31 @@ func consume(client pulsar.Client, prefix string, topics, messages, queue int) e
 	return nil
 }
 
+// newClient is the official client with the load tool's settings: long operation timeout,
+// warnings only.
+func newClient(url string, timeout time.Duration) (pulsar.Client, error) {
+	logger := logrus.New()
+	logger.SetLevel(logrus.WarnLevel)
+	return pulsar.NewClient(pulsar.ClientOptions{URL: url, OperationTimeout: timeout,
+		ConnectionMaxIdleTime: -1, Logger: log.NewLoggerWithLogrus(logger)})
+}
+
 func main() {
-	if len(os.Args) < 2 || (os.Args[1] != "produce" && os.Args[1] != "consume") {
-		fmt.Fprintln(os.Stderr, "usage: loadgen produce|consume [flags]")
+	commands := map[string]func([]string) error{"produce": runLoad, "consume": runLoad,
+		"topics": runTopics, "connections": runConnections}
+	if len(os.Args) < 2 || commands[os.Args[1]] == nil {
+		fmt.Fprintln(os.Stderr, "usage: loadgen produce|consume|topics|connections [flags]")
 		os.Exit(2)
 	}
-	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	if err := commands[os.Args[1]](os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// runLoad is produce or consume (args[0]) with its flags.
+func runLoad(args []string) error {
+	fs := flag.NewFlagSet(args[0], flag.ExitOnError)
 	url := fs.String("url", "pulsar://127.0.0.1:6650", "service URL")
 	prefix := fs.String("prefix", "load", "topic name prefix (topics are PREFIX-0 .. PREFIX-N-1)")
 	topics := fs.Int("topics", 1, "number of topics")
@@ -172,25 +194,16 @@ func main() {
 	queue := fs.Int("queue", 1000, "consumer receiver queue size (messages)")
 	windows := fs.Duration("windows", 0, "produce: also print latency per window of this length to stderr (0: none)")
 	gcPercent := fs.Int("gc-percent", 400, "the Go collector's target percentage (GOGC)")
-	_ = fs.Parse(os.Args[2:])
+	_ = fs.Parse(args[1:])
 	debug.SetGCPercent(*gcPercent)
 
-	logger := logrus.New()
-	logger.SetLevel(logrus.WarnLevel)
-	client, err := pulsar.NewClient(pulsar.ClientOptions{URL: *url, OperationTimeout: 60 * time.Second,
-		Logger: log.NewLoggerWithLogrus(logger)})
+	client, err := newClient(*url, 60*time.Second)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return err
 	}
 	defer client.Close()
-	if os.Args[1] == "produce" {
-		err = produce(client, *prefix, *topics, *messages, *batched, *rate, *size, *pending, *windows)
-	} else {
-		err = consume(client, *prefix, *topics, *messages, *queue)
+	if args[0] == "produce" {
+		return produce(client, *prefix, *topics, *messages, *batched, *rate, *size, *pending, *windows)
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	return consume(client, *prefix, *topics, *messages, *queue)
 }
