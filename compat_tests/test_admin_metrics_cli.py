@@ -63,6 +63,24 @@ def test_topic_metrics_have_pulsar_names_labels_and_values(broker, client):
     assert samples[f"pulsar_storage_write_latency_sum{{{labels}}}"] > 0
 
 
+def test_metrics_summed_per_namespace_without_topic_level_metrics(make_broker, connect):
+    """exposeTopicLevelMetricsInPrometheus=false: one line per namespace, the sum of its
+    topics, and no topic or subscription label (Pulsar's namespace-level metrics)."""
+    broker = make_broker({"exposeTopicLevelMetricsInPrometheus": "false"})
+    client = connect(broker)
+    for topic, count in ((unique_topic("ns-metrics"), 3), (unique_topic("ns-metrics"), 4)):
+        client.subscribe(topic, "sub")
+        producer = client.create_producer(topic, batching_enabled=False)
+        for body in payloads(count):
+            producer.send(body)
+    samples = scrape(AdminHttp(broker.web_url))
+    labels = 'cluster="standalone",namespace="public/default"'
+    assert samples[f"pulsar_in_messages_total{{{labels}}}"] == 7
+    assert samples[f"pulsar_producers_count{{{labels}}}"] == 2
+    assert samples[f"pulsar_msg_backlog{{{labels}}}"] == 7
+    assert not [key for key in samples if "topic=" in key or "subscription=" in key]
+
+
 def test_non_persistent_topic_metrics(broker, client):
     http = AdminHttp(broker.web_url)
     name = f"non-persistent://public/default/{unique_topic('np-metrics')}"

@@ -93,6 +93,10 @@ class BrokerConfig:
     precise_dispatcher_flow_control: bool = field(
         default=False, metadata=conf_key("preciseDispatcherFlowControl"))
     stats_update_frequency_in_secs: int = field(default=60, metadata=conf_key("statsUpdateFrequencyInSecs"))
+    #: False: /metrics sums the topic metrics per namespace (no topic or subscription label),
+    #: as Pulsar does; what a broker with tens of thousands of topics wants.
+    expose_topic_level_metrics_in_prometheus: bool = field(
+        default=True, metadata=conf_key("exposeTopicLevelMetricsInPrometheus"))
     #: Rate limits where no topic or namespace policy sets one (0 = none), per topic, per
     #: subscription, per consumer and over the broker (server/policies/rate_limits.py).
     max_publish_rate_per_topic_in_messages: int = field(

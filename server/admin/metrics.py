@@ -91,21 +91,28 @@ def _number(value: float) -> str:
 
 
 def render(config: BrokerConfig, topics: Iterable[AnyTopic], extra: Iterable[str] = ()) -> str:
-    """The topic metrics, then `extra` lines (the security counters of server/security/audit.py)."""
-    topics = sorted(topics, key=lambda t: str(t.name))
+    """The topic metrics, per topic or (exposeTopicLevelMetricsInPrometheus=false) summed per
+    namespace, then `extra` lines (the security counters of server/security/audit.py)."""
     cluster, window = _label(config.cluster_name), config.stats_update_frequency_in_secs
-    labels = {t: f'cluster="{cluster}",namespace="{_label(t.name.namespace)}",topic="{_label(str(t.name))}"'
-              for t in topics}
+    per_topic = config.expose_topic_level_metrics_in_prometheus
+    groups: dict[str, list[AnyTopic]] = {}
+    for topic in sorted(topics, key=lambda t: str(t.name)):
+        label = f'cluster="{cluster}",namespace="{_label(topic.name.namespace)}"'
+        if per_topic:
+            label += f',topic="{_label(str(topic.name))}"'
+        groups.setdefault(label, []).append(topic)
     lines: list[str] = []
     for name, kind, help_text, value in _TOPIC_METRICS + _LATENCY_METRICS + _TRANSACTION_METRICS:
         lines.append(f"# HELP {name} {help_text}")
         lines.append(f"# TYPE {name} {kind}")
-        lines.extend(f"{name}{{{labels[t]}}} {_number(value(t, window))}" for t in topics)
-    lines.append("# HELP pulsar_subscription_back_log Entries not yet acknowledged by the subscription")
-    lines.append("# TYPE pulsar_subscription_back_log gauge")
-    for topic in topics:
-        for sub in topic.subscriptions.values():
-            lines.append(f'pulsar_subscription_back_log{{{labels[topic]},subscription="{_label(sub.name)}"}} '
-                         f"{sub.backlog()}")
+        lines.extend(f"{name}{{{label}}} {_number(sum(value(t, window) for t in members))}"
+                     for label, members in groups.items())
+    if per_topic:
+        lines.append("# HELP pulsar_subscription_back_log Entries not yet acknowledged by the subscription")
+        lines.append("# TYPE pulsar_subscription_back_log gauge")
+        for label, (topic,) in groups.items():
+            for sub in topic.subscriptions.values():
+                lines.append(f'pulsar_subscription_back_log{{{label},subscription="{_label(sub.name)}"}} '
+                             f"{sub.backlog()}")
     lines.extend(extra)
     return "\n".join(lines) + "\n"
