@@ -471,8 +471,10 @@ def main(argv=None) -> int:
         for name, kind, ready_s in kinds:
             print(f"{name}: cases {','.join(args.cases)}; load average {os.getloadavg()}", flush=True)
             scale.run_broker(name, kind, ready_s)
-        print(f"\n{args.topics:,} topics, {args.clients} clients x {args.parallel} in flight; "
-              f"{args.connections:,} connections on {args.fair_topics} topics; load average after: {os.getloadavg()}")
+        connections = (f"{args.connections:,} connections on {args.fair_topics} topics; "
+                       if "connections" in args.cases else "")
+        print(f"\n{args.topics:,} topics, {args.clients} clients x {args.parallel} in flight; {connections}"
+              f"load average after: {os.getloadavg()}")
         report(scale)
     return 0
 
