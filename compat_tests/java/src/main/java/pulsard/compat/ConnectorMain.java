@@ -12,6 +12,6 @@ public final class ConnectorMain {
     private ConnectorMain() {}
 
     public static void main(String[] args) throws Exception {
-        Main.runAll(SCENARIO_CLASSES, ConnectorScenario.class, args);
+        Main.runAll(SCENARIO_CLASSES, ConnectorScenario.class, Main.LANES, args);
     }
 }

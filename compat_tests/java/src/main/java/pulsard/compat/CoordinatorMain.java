@@ -8,6 +8,6 @@ public final class CoordinatorMain {
     private CoordinatorMain() {}
 
     public static void main(String[] args) throws Exception {
-        Main.runAll(new Class<?>[] {CoordinatorScenarios.class}, CoordinatorScenario.class, args);
+        Main.runAll(new Class<?>[] {CoordinatorScenarios.class}, CoordinatorScenario.class, 1, args);
     }
 }

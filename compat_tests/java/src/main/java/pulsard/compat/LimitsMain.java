@@ -8,6 +8,6 @@ public final class LimitsMain {
     private LimitsMain() {}
 
     public static void main(String[] args) throws Exception {
-        Main.runAll(new Class<?>[] {LimitScenarios.class}, LimitScenario.class, args);
+        Main.runAll(new Class<?>[] {LimitScenarios.class}, LimitScenario.class, Main.LANES, args);
     }
 }

@@ -12,8 +12,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * Runs every @Scenario (or those named after the URLs) in one JVM, one at a time, each bounded,
- * and prints one line per scenario: RESULT name PASS|FAIL, followed by detail lines.
+ * Runs every @Scenario (or those named after the URLs) in one JVM, LANES at a time (each uses
+ * topics and namespaces of its own, and most of its time waits on the broker), each bounded,
+ * and prints one line per scenario as it ends: RESULT name PASS|FAIL, followed by detail lines.
+ * The transactional programs run theirs one at a time: each scenario's client connects to every
+ * coordinator, and side by side they took longer.
  * Usage: Main SERVICE_URL PARTITIONED_SERVICE_URL [scenario ...]
  */
 public final class Main {
@@ -22,13 +25,16 @@ public final class Main {
         TopicSchemaScenarios.class, TerminationScenarios.class,
     };
     static final long SCENARIO_TIMEOUT_S = 40;
+    static final int LANES = 4;
 
     public static void main(String[] args) throws Exception {
-        runAll(SCENARIO_CLASSES, Scenario.class, args);
+        runAll(SCENARIO_CLASSES, Scenario.class, LANES, args);
     }
 
-    /** Run the scenarios of these classes carrying this marker; args: two service URLs, then names. */
-    static void runAll(Class<?>[] classes, Class<? extends Annotation> marker, String[] args) throws Exception {
+    /** Run the scenarios of these classes carrying this marker, `lanes` at a time; args: two
+     *  service URLs, then names. */
+    static void runAll(Class<?>[] classes, Class<? extends Annotation> marker, int lanes, String[] args)
+            throws Exception {
         Ctx ctx = new Ctx(args[0], args[1]);
         List<String> wanted = List.of(args).subList(2, args.length);
         ExecutorService runner = Executors.newCachedThreadPool(r -> {
@@ -36,11 +42,17 @@ public final class Main {
             t.setDaemon(true);
             return t;
         });
+        ExecutorService side = Executors.newFixedThreadPool(lanes);
+        List<Future<?>> reported = new ArrayList<>();
         for (Method method : scenarios(classes, marker)) {
             if (wanted.isEmpty() || wanted.contains(method.getName())) {
-                report(method.getName(), run(runner, ctx, method));
+                reported.add(side.submit(() -> report(method.getName(), run(runner, ctx, method))));
             }
         }
+        for (Future<?> done : reported) {
+            done.get();
+        }
+        side.shutdown();
         ctx.close();
         System.exit(0);
     }
@@ -86,7 +98,7 @@ public final class Main {
         return out.toString();
     }
 
-    static void report(String name, String failure) {
+    static synchronized void report(String name, String failure) {
         System.out.println("RESULT " + name + " " + (failure == null ? "PASS" : "FAIL"));
         if (failure != null) {
             for (String line : failure.split("\n")) {

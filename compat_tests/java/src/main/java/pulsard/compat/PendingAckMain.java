@@ -8,6 +8,6 @@ public final class PendingAckMain {
     private PendingAckMain() {}
 
     public static void main(String[] args) throws Exception {
-        Main.runAll(new Class<?>[] {PendingAckScenarios.class}, PendingAckScenario.class, args);
+        Main.runAll(new Class<?>[] {PendingAckScenarios.class}, PendingAckScenario.class, 1, args);
     }
 }

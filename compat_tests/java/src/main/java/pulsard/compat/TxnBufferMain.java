@@ -8,6 +8,6 @@ public final class TxnBufferMain {
     private TxnBufferMain() {}
 
     public static void main(String[] args) throws Exception {
-        Main.runAll(new Class<?>[] {TxnBufferScenarios.class}, TxnBufferScenario.class, args);
+        Main.runAll(new Class<?>[] {TxnBufferScenarios.class}, TxnBufferScenario.class, 1, args);
     }
 }
