@@ -229,7 +229,7 @@ class ManagedLedgerImpl:
         for ledger_id in empty:
             await self._trimmer.delete(ledger_id)
         await self._cursors.load()
-        logger.info("opened managed ledger %s: ledgers %s, last confirmed %s", self.name,
+        logger.debug("opened managed ledger %s: ledgers %s, last confirmed %s", self.name,
                     self.ledgers_info(), self._last_confirmed)
 
     # ---- writing -------------------------------------------------------------------------
@@ -560,7 +560,7 @@ class ManagedLedgerImpl:
         finally:
             self._on_closed(self)
             self._closed.set_result(None)
-        logger.info("closed managed ledger %s", self.name)
+        logger.debug("closed managed ledger %s", self.name)
 
     async def _shut_down(self) -> None:
         self._rollover_timer.cancel()
