@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import enum
 import functools
 import itertools
@@ -103,6 +104,9 @@ class BrokerService:
         self.connections_created = 0
         self.publish_buffer = PublishBuffer(config.max_message_publish_buffer_size)
         self._topics: dict[str, asyncio.Future[Topic]] = {}
+        #: Topics loaded or loading per namespace, kept as they come and go: the watches that
+        #: run every second ask for namespaces, which then costs nothing per topic.
+        self._per_namespace: collections.Counter[str] = collections.Counter()
         #: Topics being unloaded: loading one again waits until it is closed.
         self._unloading: dict[str, asyncio.Task] = {}
         self._producer_names = itertools.count()
@@ -125,7 +129,7 @@ class BrokerService:
                                            config.transaction_buffer_snapshot_min_time_in_millis / 1000)
         self._chores = [RetentionMonitor(self), MessageExpiryMonitor(self), self.backlog_quotas.monitor,
                         CompactionMonitor(self), InactiveTopicMonitor(self), NamespacePoliciesWatch(self),
-                        TopicPoliciesWatch(self.topic_policies, lambda: {t.namespace for t in self.loaded_topic_names()}),
+                        TopicPoliciesWatch(self.topic_policies, self.loaded_namespaces),
                         SubscriptionExpiryMonitor(self), DeduplicationSnapshotMonitor(self),
                         self.resource_groups.watch]
 
@@ -180,12 +184,23 @@ class BrokerService:
             loading = asyncio.get_running_loop().create_task(self._load(name, creation))
             loading.add_done_callback(functools.partial(self._keep_topic_only, key))
             self._topics[key] = loading
+            self._per_namespace[name.namespace] += 1
         try:
             return await asyncio.shield(loading)
         except Exception:
             if self._topics.get(key) is loading:
                 del self._topics[key]
+                self._forget_one(name)
             raise
+
+    def loaded_namespaces(self) -> set[str]:
+        """The namespaces with a topic loaded (or loading) here."""
+        return set(self._per_namespace)
+
+    def _forget_one(self, name: TopicName) -> None:
+        self._per_namespace[name.namespace] -= 1
+        if self._per_namespace[name.namespace] <= 0:
+            del self._per_namespace[name.namespace]
 
     def _keep_topic_only(self, key: str, loading: asyncio.Task) -> None:
         """A loaded topic is kept as a finished future: a finished task keeps its coroutine
@@ -312,6 +327,8 @@ class BrokerService:
     async def unload_topic(self, name: TopicName) -> bool:
         """Close a loaded topic; its clients are told to reconnect (and load it again)."""
         loading = self._topics.pop(str(name), None)
+        if loading is not None:
+            self._forget_one(name)
         if loading is None or not loading.done() or loading.exception():
             return False
         topic = loading.result()
@@ -489,3 +506,4 @@ class BrokerService:
                 if isinstance(outcome, Exception):
                     log.error("closing a topic at stop: %s", outcome)
         self._topics.clear()
+        self._per_namespace.clear()

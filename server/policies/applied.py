@@ -93,21 +93,21 @@ class NamespacePoliciesWatch(PeriodicTask):
         self._seen: dict[str, bytes | None] = {}
 
     async def check(self) -> None:
-        by_namespace: dict[str, list] = {}
-        for topic in [*self._broker.topics, *self._broker.non_persistent_topics]:
-            by_namespace.setdefault(topic.name.namespace, []).append(topic)
-        for namespace in set(self._seen) - set(by_namespace):
+        loaded = self._broker.loaded_namespaces()
+        for namespace in set(self._seen) - loaded:
             del self._seen[namespace]
-        for namespace, topics in by_namespace.items():
+        for namespace in loaded:
             try:
-                await self._check(namespace, topics)
+                await self._check(namespace)
             except (MetadataStoreError, BrokerError) as exc:   # ZooKeeper away: the next round reads again
                 _repeats.warning(type(exc), "policies of %s not read: %s", namespace, exc)
 
-    async def _check(self, namespace: str, topics: list) -> None:
+    async def _check(self, namespace: str) -> None:
+        """Only a changed document costs a pass over the loaded topics."""
         stamp = await self._broker.policies.stamp(namespace)
         if namespace in self._seen and self._seen[namespace] == stamp:
             return
         self._seen[namespace] = stamp
-        for topic in topics:
-            await self._broker.refresh_policies(topic)
+        for topic in [*self._broker.topics, *self._broker.non_persistent_topics]:
+            if topic.name.namespace == namespace:
+                await self._broker.refresh_policies(topic)

@@ -30,6 +30,9 @@ class MonitoredBroker(Protocol):
     def non_persistent_topics(self) -> list[NonPersistentTopic]:
         """The non-persistent topics loaded now."""
 
+    def loaded_namespaces(self) -> set[str]:
+        """The namespaces with a topic loaded (or loading) now."""
+
     async def delete_topic(self, name: TopicName, force: bool) -> None:
         """Delete a topic with its data (an inactive one)."""
 
