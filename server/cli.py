@@ -17,11 +17,9 @@ import uvloop
 
 from managed_ledger.errors import DataDirError
 
-from .admin.brokers import broker_version
 from .config import BrokerConfig, read_conf_file
 from .errors import BrokerError
-from .policies.namespace_policies_cli import namespace_policies_command
-from .standalone import run_standalone
+from .version import broker_version
 
 SERVER_COMMANDS = ("standalone", "broker", "namespace-policies")
 #: The Python client reports credentials the broker refused as a timeout (against Apache Pulsar
@@ -127,12 +125,14 @@ def main(argv: list[str] | None = None) -> None:
     except (OSError, ValueError) as exc:
         sys.exit(f"pulsard: {exc}")
     try:
-        if args.command == "namespace-policies":
+        if args.command == "namespace-policies":   # each server command imports what it runs, and
+            from .policies.namespace_policies_cli import namespace_policies_command   # the tools none of it
             print(uvloop.run(namespace_policies_command(config, args.action, args.namespace, args.fields)))
         elif args.command == "broker":
             from .cluster.broker import run_broker   # cluster mode (kazoo, the BookKeeper client) only here
             uvloop.run(run_broker(config))
         else:
+            from .standalone import run_standalone
             uvloop.run(run_standalone(config))
     except (OSError, ValueError, BrokerError, DataDirError) as exc:
         sys.exit(f"pulsard: {exc}")

@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 from server import web
 from server.broker_service import BrokerService
 from server.config_rules import key_values
+from server.version import broker_version
 
 from .errors import NOT_FOUND, require, rest_handler
 from .topic_access import TopicAccess
@@ -15,17 +16,6 @@ from .topic_access import TopicAccess
 LOOKUP_PATH = "/lookup/v2/topic/{domain:persistent|non-persistent}/{tenant}/{namespace}/{topic}"
 #: The header naming the client's listener when the query has no listenerName (as in Pulsar).
 LISTENER_NAME_HEADER = "X-Pulsar-ListenerName"
-
-
-def broker_version() -> str:
-    """The installed package's version. importlib.metadata is imported here, when asked: it
-    and the email modules it loads took some 15 ms of every start."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("pulsard")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def redirect_url(base: str, request: web.Request, authoritative: bool) -> str:

@@ -17,10 +17,10 @@ from server.broker_service import BrokerService
 from server.console import BrokerLoads, console_routes, is_console_file
 from server.console.local_load import LocalLoad
 from server.security.http_auth import authentication_middleware, authorization_middleware
+from server.version import broker_version
 
 from . import AdminResources, admin_routes
 from .broker_metrics import StorageRates, broker_lines, process_lines
-from .brokers import broker_version
 from .errors import json_errors
 from .metrics import render
 from .transaction_metrics import transaction_lines
