@@ -36,6 +36,9 @@ logger = logging.getLogger(__name__)
 
 INDEX_SUFFIX = ".idx"
 RECORD_SIZE = 16
+#: Index files a flush keeps open before it fsyncs and closes them (each ledger written since
+#: the last checkpoint has one; 100,000 topics would pass any open-files limit).
+MAX_OPEN_FILES = 256
 _LENGTH_MASK = 0xFFFFFFFF
 
 
@@ -306,12 +309,7 @@ class LedgerIndex:
         pwrite_all(self._open_for_write(ledger_id), [_to_disk(words)], first_entry_id * RECORD_SIZE)
 
     def sync(self) -> None:
-        for fd in self._dirty.values():
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        self._dirty = {}
+        self._sync_files()
         if self._created_file:
             fsync_directory(self._directory)
             self._created_file = False
@@ -326,9 +324,19 @@ class LedgerIndex:
             return
         fsync_directory(self._directory)
 
+    def _sync_files(self) -> None:
+        for fd in self._dirty.values():
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        self._dirty = {}
+
     def _open_for_write(self, ledger_id: int) -> int:
         fd = self._dirty.get(ledger_id)
         if fd is None:
+            if len(self._dirty) >= MAX_OPEN_FILES:   # a flush of many ledgers stays within the
+                self._sync_files()                    # process's open-files limit
             path = self._directory / f"{ledger_id}{INDEX_SUFFIX}"
             if not path.exists():
                 self._created_file = True

@@ -82,3 +82,16 @@ def test_a_torn_tail_is_cut_when_the_file_is_read(tmp_path: Path, monkeypatch) -
     with index._lock:
         assert index.count(9) == 2
     assert (tmp_path / "9.idx").stat().st_size == 2 * 16
+
+
+def test_a_flush_of_many_ledgers_keeps_few_files_open(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr("bookkeeper.ledger_index.MAX_OPEN_FILES", 8)
+    index = LedgerIndex(tmp_path, threading.Lock())
+    index.load(set(), {})
+    for ledger_id in range(50):
+        index.persist(ledger_id, 0, encode_locations([EntryLocation(0, offset(0), 10)]))
+        assert len(index._dirty) <= 8
+    index.sync()
+    reopened, _ = reading_index(tmp_path, set(range(50)), monkeypatch)
+    with reopened._lock:
+        assert [reopened.count(ledger_id) for ledger_id in range(50)] == [1] * 50
