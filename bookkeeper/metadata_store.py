@@ -14,9 +14,10 @@ Paths are '/'-separated; callers encode names that may contain '/' (urllib quote
 
 The database runs in WAL mode with synchronous=FULL: a put that returned survives kill -9.
 One dedicated thread owns the connection and group-commits like the journal does: it takes
-every queued operation, runs each inside its own savepoint (so one failing operation does not
-undo the others), commits once (one fsync for many cursor flushes) and settles the whole
-batch's futures with a single ``call_soon_threadsafe``.
+every queued operation, runs each write inside its own savepoint (so one failing operation does
+not undo the others), commits once (one fsync for many cursor flushes) and settles the whole
+batch's futures with a single ``call_soon_threadsafe``. Reads need neither: a batch of reads
+alone (most of a topic's loading) opens no transaction.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ def _check_path(path: str) -> None:
 class _Operation:
     run: Callable[[sqlite3.Connection], Any]
     future: asyncio.Future
+    writes: bool
 
 
 class SqliteMetadataStore:
@@ -86,7 +88,7 @@ class SqliteMetadataStore:
             row = conn.execute("SELECT value, version FROM nodes WHERE path = ?", (path,)).fetchone()
             return (bytes(row[0]), row[1]) if row is not None else None
 
-        return await self._submit(get)
+        return await self._submit(get, writes=False)
 
     async def put(self, path: str, value: bytes, expected_version: int | None = None) -> int:
         """Store value; -1 as expected_version means "must not exist". Returns the new version."""
@@ -124,7 +126,7 @@ class SqliteMetadataStore:
                                 (prefix, prefix + _PATH_END))
             return sorted({row[0][len(prefix):].split("/", 1)[0] for row in rows})
 
-        return await self._submit(children)
+        return await self._submit(children, writes=False)
 
     async def children_values(self, path: str) -> dict[str, bytes]:
         """The values of the direct children of ``path`` that have one, by child name: one
@@ -137,7 +139,7 @@ class SqliteMetadataStore:
                                 (prefix, prefix + _PATH_END))
             return {name: bytes(value) for full, value in rows if "/" not in (name := full[len(prefix):])}
 
-        return await self._submit(children_values)
+        return await self._submit(children_values, writes=False)
 
     async def close(self) -> None:
         """Finish queued operations, then stop the thread and close the database."""
@@ -148,12 +150,12 @@ class SqliteMetadataStore:
             self._cond.notify()
         await self._loop.run_in_executor(None, self._thread.join)
 
-    def _submit(self, run: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
+    def _submit(self, run: Callable[[sqlite3.Connection], T], writes: bool = True) -> asyncio.Future[T]:
         future: asyncio.Future[T] = self._loop.create_future()
         with self._cond:
             if self._stopping:
                 raise MetadataStoreError("metadata store is closed")
-            self._queue.append(_Operation(run, future))
+            self._queue.append(_Operation(run, future, writes))
             if len(self._queue) == 1:   # else the thread has been woken and takes the whole queue
                 self._cond.notify()
         return future
@@ -191,20 +193,26 @@ class SqliteMetadataStore:
 
     def _run_batch(self, conn: sqlite3.Connection,
                    batch: list[_Operation]) -> list[tuple[Any, BaseException | None]]:
-        """One transaction, one savepoint per operation, one commit (one fsync)."""
+        """One transaction, one savepoint per write, one commit (one fsync); none for reads."""
+        writes = any(operation.writes for operation in batch)
         outcomes: list[tuple[Any, BaseException | None]] = []
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            if writes:
+                conn.execute("BEGIN IMMEDIATE")
             for operation in batch:
-                conn.execute("SAVEPOINT operation")
+                if operation.writes:
+                    conn.execute("SAVEPOINT operation")
                 try:
                     outcomes.append((operation.run(conn), None))
                 except (MetadataStoreError, sqlite3.Error) as exc:
-                    conn.execute("ROLLBACK TO operation")
+                    if operation.writes:
+                        conn.execute("ROLLBACK TO operation")
                     outcomes.append((None, _as_store_error(exc)))
-                conn.execute("RELEASE operation")
-            conn.execute("COMMIT")
-            self.commits += 1
+                if operation.writes:
+                    conn.execute("RELEASE operation")
+            if writes:
+                conn.execute("COMMIT")
+                self.commits += 1
         except sqlite3.Error as exc:
             logger.exception("metadata store transaction failed")
             if conn.in_transaction:

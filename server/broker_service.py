@@ -7,10 +7,8 @@ import collections
 import enum
 import functools
 import itertools
-import json
 import logging
 from typing import Iterable, Protocol
-from urllib.parse import quote, unquote
 
 from log_limits.repeats import RepeatLimitedLog
 from managed_ledger.errors import ManagedLedgerStorageError, MetadataBadVersionError
@@ -41,6 +39,7 @@ from .policies.retention import RetentionMonitor
 from .policies.subscription_expiry import SubscriptionExpiryMonitor
 from .policies.topic_policies import TopicPolicies, TopicPoliciesWatch
 from .topics.non_persistent_topic import NonPersistentTopic
+from .topics.partitioned_metadata import PartitionedMetadata
 from .topics.schema_compatibility import Strategy
 from .topics.schema_registry import SchemaRegistry
 from .topics.topic import Topic, delete_topic_state
@@ -55,7 +54,6 @@ from .transactions.pending_ack.store import log_name as pending_ack_log_name
 log = logging.getLogger(__name__)
 _repeats = RepeatLimitedLog(log)   # clients retry a topic that cannot load: one line per interval
 
-PARTITIONED_TOPICS = "/admin/partitioned-topics"
 GENERATION_PATH = "/counters/producer-name"
 #: GET_TOPICS_OF_NAMESPACE modes (CommandGetTopicsOfNamespace.Mode).
 MODE_PERSISTENT, MODE_NON_PERSISTENT, MODE_ALL = 0, 1, 2
@@ -92,6 +90,7 @@ class BrokerService:
         self.metadata = storage.metadata_store
         self.configuration = storage.configuration_store
         self.policies = NamespacePolicies(self.configuration)
+        self.partitioned = PartitionedMetadata(self.configuration, keep=config.storage.embedded)
         self.topic_policies = TopicPolicies(self)
         self.applied = AppliedPolicies(self.policies, self.topic_policies, config.cluster_name)
         self.schemas = SchemaRegistry(self.metadata, self.applied, Strategy(config.schema_compatibility_strategy))
@@ -311,7 +310,7 @@ class BrokerService:
         if not name.persistent and any(str(t.name) == str(name) for t in self.non_persistent_topics):
             return True
         parent = name.partitioned_parent
-        return parent is not name and name.partition_index < await self._stored_partitions(parent)
+        return parent is not name and name.partition_index < await self.partitioned.count(parent)
 
     async def auto_topic_creation(self, name: TopicName) -> AutoTopicCreation:
         """The auto-creation rule of the topic's namespace; NamespaceNotFound when that namespace
@@ -385,17 +384,9 @@ class BrokerService:
 
     # -- partitioned topics -----------------------------------------------------------------
 
-    @staticmethod
-    def _partitions_path(name: TopicName) -> str:
-        return f"{PARTITIONED_TOPICS}/{name.domain}/{name.tenant}/{name.namespace_local}/{quote(name.local_name, safe='')}"
-
-    async def _stored_partitions(self, name: TopicName) -> int:
-        stored = await self.configuration.get(self._partitions_path(name))
-        return json.loads(stored[0])["partitions"] if stored else 0
-
     async def partitioned_count(self, name: TopicName) -> int:
         """Partitions of a partitioned topic, 0 for any other name (never creates one)."""
-        return 0 if name.partition_index >= 0 else await self._stored_partitions(name)
+        return 0 if name.partition_index >= 0 else await self.partitioned.count(name)
 
     async def topic_exists(self, name: TopicName) -> bool:
         return await self._exists(name) or await self.partitioned_count(name) > 0
@@ -421,39 +412,27 @@ class BrokerService:
 
     async def create_partitioned(self, name: TopicName, partitions: int, exist_ok: bool = False) -> int:
         try:
-            await self.configuration.put(self._partitions_path(name), json.dumps({"partitions": partitions}).encode(), -1)
+            await self.partitioned.create(name, partitions)
         except MetadataBadVersionError:  # created meanwhile by another request
             if not exist_ok:
                 raise
-            return await self._stored_partitions(name)
+            return await self.partitioned.count(name)
         log.info("created partitioned topic %s with %d partitions", name, partitions)
         return partitions
 
     async def delete_partitioned(self, name: TopicName, force: bool) -> None:
         """Delete a partitioned topic: its partitions that exist, then its metadata."""
-        partitions = await self._stored_partitions(name)
+        partitions = await self.partitioned.count(name)
         if partitions == 0:
             raise TopicNotFound(f"Partitioned topic {name} does not exist")
         for index in range(partitions):
             await self._remove_topic(name.partition(index), force)
-        await self.configuration.delete(self._partitions_path(name))
+        await self.partitioned.delete(name)
         await self.topic_policies.remove(name)
         log.info("deleted partitioned topic %s", name)
 
-    async def update_partitions(self, name: TopicName, partitions: int) -> None:
-        """Partitions can only be added, never removed (as in Pulsar)."""
-        path = self._partitions_path(name)
-        stored = await self.configuration.get(path)
-        if stored is None:
-            raise TopicNotFound(f"Partitioned topic {name} does not exist")
-        if partitions <= json.loads(stored[0])["partitions"]:
-            raise NotAllowed("The number of partitions can only be increased")
-        await self.configuration.put(path, json.dumps({"partitions": partitions}).encode(), stored[1])
-
     async def partitioned_topics_of(self, namespace: str, domain: str) -> list[str]:
-        tenant, _, local = namespace.partition("/")
-        children = await self.configuration.children(f"{PARTITIONED_TOPICS}/{domain}/{tenant}/{local}")
-        return sorted(str(TopicName(domain, tenant, local, unquote(child))) for child in children)
+        return await self.partitioned.names(namespace, domain)
 
     async def delete_partitioned_in(self, namespace: str) -> None:
         for domain in ("persistent", "non-persistent"):
@@ -469,7 +448,7 @@ class BrokerService:
         namespace that does not exist is MetadataError, except in the persistent mode (Pulsar
         lists what storage has there: nothing), which regex consumers use by default."""
         try:
-            exists = await self.policies.get_if_exists(namespace) is not None
+            exists = await self.policies.shared(namespace) is not None
         except NotAllowed as exc:  # not tenant/namespace
             raise MetadataError(str(exc)) from None
         if not exists and mode != MODE_PERSISTENT:
@@ -487,7 +466,7 @@ class BrokerService:
     async def _partitions_in(self, namespace: str, domain: str) -> list[str]:
         names = []
         for parent in map(TopicName.parse, await self.partitioned_topics_of(namespace, domain)):
-            names.extend(str(parent.partition(i)) for i in range(await self._stored_partitions(parent)))
+            names.extend(str(parent.partition(i)) for i in range(await self.partitioned.count(parent)))
         return names
 
     async def close(self) -> None:

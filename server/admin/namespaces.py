@@ -117,7 +117,7 @@ def _lifecycle_routes(namespaces: Namespaces) -> list[web.RouteDef]:
         for topic in await namespaces.topics(namespace, include_system=True):
             await namespaces.broker.delete_topic(TopicName.parse(topic), force=True)
         await namespaces.broker.delete_partitioned_in(namespace)
-        await namespaces.store.delete(policies_path(namespace))
+        await namespaces.policies.delete(namespace)
         namespaces.broker.topic_policies.forget(namespace)
         return no_content()
 

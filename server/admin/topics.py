@@ -141,7 +141,7 @@ def _partition_routes(access: TopicAccess) -> list[web.RouteDef]:
 
     @rest_handler
     async def update_partitioned(request: web.Request) -> web.Response:
-        await broker.update_partitions(access.name(request), await _partitions_in(request))
+        await broker.partitioned.grow(access.name(request), await _partitions_in(request))
         return no_content()
 
     @rest_handler

@@ -82,21 +82,17 @@ def apply_policies(topic: "Topic | NonPersistentTopic", view: dict[str, Any], co
 
 class NamespacePoliciesWatch(PeriodicTask):
     """Namespace policies changed elsewhere (through another broker of a cluster, or by the
-    offline `pulsard namespace-policies` tool) reach the loaded topics within a second, as
-    Pulsar's metadata watches bring them; one read per namespace with loaded topics."""
+    `pulsard namespace-policies` tool) reach the loaded topics within a second, as Pulsar's
+    metadata watches bring them; one read per namespace with loaded topics or kept Policies."""
 
     INTERVAL_S = 1.0
 
     def __init__(self, broker: MonitoredBroker) -> None:
         super().__init__("namespace policies watch", self.INTERVAL_S, self.check)
         self._broker = broker
-        self._seen: dict[str, bytes | None] = {}
 
     async def check(self) -> None:
-        loaded = self._broker.loaded_namespaces()
-        for namespace in set(self._seen) - loaded:
-            del self._seen[namespace]
-        for namespace in loaded:
+        for namespace in self._broker.loaded_namespaces() | self._broker.policies.cached():
             try:
                 await self._check(namespace)
             except (MetadataStoreError, BrokerError) as exc:   # ZooKeeper away: the next round reads again
@@ -104,10 +100,8 @@ class NamespacePoliciesWatch(PeriodicTask):
 
     async def _check(self, namespace: str) -> None:
         """Only a changed document costs a pass over the loaded topics."""
-        stamp = await self._broker.policies.stamp(namespace)
-        if namespace in self._seen and self._seen[namespace] == stamp:
+        if not await self._broker.policies.reload(namespace):
             return
-        self._seen[namespace] = stamp
         for topic in [*self._broker.topics, *self._broker.non_persistent_topics]:
             if topic.name.namespace == namespace:
                 await self._broker.refresh_policies(topic)

@@ -34,13 +34,22 @@ def policies_path(namespace: str) -> str:
 
 
 class NamespacePolicies:
-    """Read and update the Policies document of a namespace."""
+    """Read and update the Policies document of a namespace.
+
+    Loading a topic reads its namespace's Policies several times (existence, auto-creation,
+    authorization, the policies in force), so the decoded documents of existing namespaces are
+    kept, as Pulsar keeps them in its metadata cache. A change made through this object drops
+    its namespace's document at once; one made elsewhere (another broker of a cluster, the
+    `pulsard namespace-policies` tool beside a running broker) is found by `reload`, which
+    the namespace policies watch calls every second.
+    """
 
     def __init__(self, store: MetadataStore) -> None:
         self._store = store
         self._listeners: list[Callable[[str], None]] = []
-        #: namespace -> (stored document, decoded): see shared()
-        self._decoded: dict[str, tuple[bytes, dict[str, Any]]] = {}
+        #: namespace -> (stored document, decoded): shared by every reader, see shared()
+        self._cache: dict[str, tuple[bytes, dict[str, Any]]] = {}
+        self._writes = 0   # a read that raced a write must not keep what it read
 
     def add_listener(self, listener: Callable[[str], None]) -> None:
         """listener(namespace) after each change made through this broker."""
@@ -49,40 +58,66 @@ class NamespacePolicies:
     async def get(self, namespace: str) -> dict[str, Any]:
         return await self.get_if_exists(namespace) or {}
 
-    async def stamp(self, namespace: str) -> bytes | None:
-        """The stored document as it is now, to tell whether it changed."""
-        stored = await self._store.get(policies_path(namespace))
-        return stored[0] if stored is not None else None
-
     async def get_if_exists(self, namespace: str) -> dict[str, Any] | None:
-        """None when the namespace does not exist: a namespace is there while its Policies
-        document is (the tenant's document is its parent)."""
+        """A copy the caller may change; None when the namespace does not exist: a namespace is
+        there while its Policies document is (the tenant's document is its parent)."""
         stored = await self._store.get(policies_path(namespace))
         return json.loads(stored[0]) if stored is not None else None
 
     async def shared(self, namespace: str) -> dict[str, Any] | None:
-        """As get_if_exists, decoded once per stored document and shared: the loaded topics of
-        a namespace (thousands) hold it in their policies, so callers must not change it."""
-        stored = await self._store.get(policies_path(namespace))
+        """As get_if_exists, but the document every reader shares: the loaded topics of a
+        namespace (thousands) hold it in their policies, so callers must not change it."""
+        cached = self._cache.get(namespace)
+        if cached is not None:
+            return cached[1]
+        path, writes = policies_path(namespace), self._writes
+        stored = await self._store.get(path)
         if stored is None:
-            self._decoded.pop(namespace, None)
             return None
-        decoded = self._decoded.get(namespace)
-        if decoded is None or decoded[0] != stored[0]:
-            decoded = self._decoded[namespace] = (stored[0], json.loads(stored[0]))
-        return decoded[1]
+        decoded = json.loads(stored[0])
+        if writes == self._writes:
+            self._cache[namespace] = (stored[0], decoded)
+        return decoded
+
+    def cached(self) -> set[str]:
+        return set(self._cache)
+
+    async def reload(self, namespace: str) -> bool:
+        """Read the stored document again; True when it is not the one kept (or none was)."""
+        stored = await self._store.get(policies_path(namespace))
+        cached = self._cache.get(namespace)
+        if stored is None:
+            self._cache.pop(namespace, None)
+            return True
+        if cached is not None and cached[0] == stored[0]:
+            return False
+        self._cache[namespace] = (stored[0], json.loads(stored[0]))
+        return True
 
     async def update(self, namespace: str, **fields: Any) -> dict[str, Any]:
         """Set (or, with None, clear) fields of an existing namespace (one is made through the
         admin API, with its tenant)."""
+        self._forget(namespace)
         try:
             updated = await update_policies(self._store, policies_path(namespace), fields, create=False)
         except MetadataNotFoundError:
             raise NamespaceNotFound(f"Namespace {namespace} does not exist") from None
+        finally:
+            self._forget(namespace)
         for listener in self._listeners:
             listener(namespace)
         return updated
 
+    async def delete(self, namespace: str) -> None:
+        self._forget(namespace)
+        try:
+            await self._store.delete(policies_path(namespace))
+        finally:
+            self._forget(namespace)
+
+    def _forget(self, namespace: str) -> None:
+        self._writes += 1
+        self._cache.pop(namespace, None)
 
 
 def auto_subscription_creation_allowed(view: dict[str, Any], broker_default: bool) -> bool:

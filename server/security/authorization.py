@@ -28,7 +28,7 @@ SUPER_USER_REQUIRED = "This operation requires super-user access"
 
 
 class PolicyReader(Protocol):
-    async def get_if_exists(self, namespace: str) -> dict[str, Any] | None: ...
+    async def shared(self, namespace: str) -> dict[str, Any] | None: ...
 
 
 class DocumentStore(Protocol):
@@ -62,7 +62,7 @@ class Authorization:
             return True
         if role is None:
             return False
-        auth = (await self._policies.get_if_exists(topic.namespace) or {}).get("auth_policies") or {}
+        auth = (await self._policies.shared(topic.namespace) or {}).get("auth_policies") or {}
         granted = set((auth.get("namespace_auth") or {}).get(role, ()))
         topic_grants = (auth.get("destination_auth") or {}).get(str(topic.partitioned_parent)) or {}
         granted.update(topic_grants.get(role, ()))
@@ -78,7 +78,7 @@ class Authorization:
         """Namespace-wide operations (listing its topics needs consume there)."""
         if not self.enabled or await self.is_tenant_admin(role, namespace.partition("/")[0]):
             return True
-        auth = (await self._policies.get_if_exists(namespace) or {}).get("auth_policies") or {}
+        auth = (await self._policies.shared(namespace) or {}).get("auth_policies") or {}
         return role is not None and action in (auth.get("namespace_auth") or {}).get(role, ())
 
     async def check(self, role: str | None, topic: TopicName, action: str, subscription: str | None = None,

@@ -1,24 +1,50 @@
-"""NamespacePoliciesWatch: a namespace's changed Policies reach its loaded topics, and only
-its; an unchanged one costs no pass over the topics."""
+"""NamespacePolicies keeps decoded documents; NamespacePoliciesWatch finds the ones changed
+elsewhere, and a namespace's changed Policies reach its loaded topics, and only its; an
+unchanged one costs no pass over the topics."""
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 from server.policies.applied import NamespacePoliciesWatch
+from server.policies.namespace_policies import NamespacePolicies
 from server.topics.topic_name import TopicName
+
+
+class CountingStore:
+    """The metadata store's get/put/delete over a dict, counting reads."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, tuple[bytes, int]] = {}
+        self.reads = 0
+
+    async def get(self, path: str) -> tuple[bytes, int] | None:
+        self.reads += 1
+        return self.nodes.get(path)
+
+    async def put(self, path: str, value: bytes, expected_version: int | None = None) -> int:
+        version = self.nodes[path][1] + 1 if path in self.nodes else 0
+        self.nodes[path] = (value, version)
+        return version
+
+    async def delete(self, path: str, expected_version: int | None = None) -> None:
+        del self.nodes[path]
+
+    def write_elsewhere(self, namespace: str, document: dict) -> None:
+        """As another broker or the namespace-policies tool would: not through this broker."""
+        self.nodes[f"/admin/policies/{namespace}"] = (json.dumps(document).encode(), 9)
 
 
 class FakeBroker:
     def __init__(self, names: list[str]) -> None:
-        self.stamps = {"public/a": b"1", "public/b": b"1"}
-        self.policies = SimpleNamespace(stamp=self._stamp)
+        self.store = CountingStore()
+        for namespace in ("public/a", "public/b"):
+            self.store.write_elsewhere(namespace, {"message_ttl_in_seconds": 1})
+        self.policies = NamespacePolicies(self.store)
         self._topics = [SimpleNamespace(name=TopicName.parse(name)) for name in names]
         self.refreshed: list[str] = []
         self.passes = 0
-
-    async def _stamp(self, namespace: str) -> bytes:
-        return self.stamps[namespace]
 
     def loaded_namespaces(self) -> set[str]:
         return {topic.name.namespace for topic in self._topics}
@@ -44,6 +70,23 @@ async def test_only_a_changed_namespace_refreshes_its_topics() -> None:
     passes = broker.passes
     await watch.check()
     assert broker.refreshed == [] and broker.passes == passes   # nothing changed: no pass
-    broker.stamps["public/b"] = b"2"
+    broker.store.write_elsewhere("public/b", {"message_ttl_in_seconds": 2})
     await watch.check()
     assert broker.refreshed == ["persistent://public/b/t3"]
+
+
+async def test_shared_documents_are_read_once_and_dropped_by_a_change() -> None:
+    broker = FakeBroker([])
+    policies = broker.policies
+    first = await policies.shared("public/a")
+    reads = broker.store.reads
+    assert await policies.shared("public/a") is first and broker.store.reads == reads
+    await policies.update("public/a", message_ttl_in_seconds=5)
+    assert (await policies.shared("public/a"))["message_ttl_in_seconds"] == 5
+    broker.store.write_elsewhere("public/a", {"message_ttl_in_seconds": 7})
+    assert (await policies.shared("public/a"))["message_ttl_in_seconds"] == 5   # until the watch
+    await NamespacePoliciesWatch(broker).check()
+    assert (await policies.shared("public/a"))["message_ttl_in_seconds"] == 7
+    await policies.delete("public/a")
+    assert await policies.shared("public/a") is None
+    assert await policies.shared("public/none") is None and await policies.shared("public/none") is None
