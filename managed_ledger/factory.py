@@ -36,6 +36,7 @@ from .interfaces import MetadataStore
 from .ledger_tags import LedgerTags, storage_id
 from .managed_ledger import ManagedLedgerImpl
 from .read_only import ReadOnlyManagedLedger
+from .rollover import RolloverClock
 from .cursor_store import CursorStore
 from .metadata import (MANAGED_LEDGERS_PATH, ManagedLedgerMetadata, cursor_path, decode_name,
                        managed_ledger_path)
@@ -142,6 +143,8 @@ class ManagedLedgerFactoryImpl:
         self.bookkeeper = bookkeeper
         self.entry_cache = EntryCache(config.cache_size_mb * MB, config.cache_eviction_interval_ms,
                                       config.cache_eviction_time_threshold_ms)
+        self._rollover_clock = RolloverClock()
+        self._on_closed = self._forget   # one bound method for every ledger, not one each
         self._ledgers: dict[str, ManagedLedgerImpl] = {}
         self._opening: dict[str, asyncio.Task[ManagedLedgerImpl]] = {}
         self._closed = False
@@ -166,7 +169,7 @@ class ManagedLedgerFactoryImpl:
         try:
             ledger = await ManagedLedgerImpl.open(name, self.config, self.metadata_store,
                                                   self.bookkeeper, self.entry_cache, self.tags,
-                                                  self._forget, persistence)
+                                                  self._rollover_clock, self._on_closed, persistence)
             self._ledgers[name] = ledger
             return ledger
         finally:

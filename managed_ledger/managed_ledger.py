@@ -47,7 +47,7 @@ from .lost_entries import LostEntryCounts
 from .metadata import CompactedLedger, ManagedLedgerMetadata, managed_ledger_path
 from .position import EARLIEST, Entry, InitialPosition, Position
 from .retention import RetentionPolicy
-from .rollover import RolloverRule, RolloverTimer, WritingLedgers
+from .rollover import RolloverClock, RolloverRule, RolloverTimer, WritingLedgers
 from .trimming import LedgerTrimmer
 
 logger = logging.getLogger(__name__)
@@ -79,7 +79,7 @@ class ManagedLedgerImpl:
                  "store", "write_latency")
 
     def __init__(self, name: str, config: StorageConfig, store: MetadataStore,
-                 bookkeeper: LedgerClient, cache: EntryCache, tags: LedgerTags,
+                 bookkeeper: LedgerClient, cache: EntryCache, tags: LedgerTags, clock: RolloverClock,
                  on_closed: Callable[[ManagedLedgerImpl], None], persistence: PersistencePolicy | None = None) -> None:
         self.name = name
         #: E/Qw/Qa of the next ledger made, and the rate of the cursors' mark-delete persists
@@ -104,7 +104,7 @@ class ManagedLedgerImpl:
         self._writer_entries = 0
         self._writer_bytes = 0
         self._rollover_rule = RolloverRule(config)
-        self._rollover_timer = RolloverTimer(self._loop, config, self._rollover_timer_check)
+        self._rollover_timer = RolloverTimer(clock, config, self._rollover_timer_check)
         self._ledgers = WritingLedgers(name, bookkeeper, tags.of(LedgerOwner(MANAGED_LEDGER, name)))
         self._queued: list[QueuedAdd] = []
         self._rollover_task: asyncio.Task | None = None
@@ -112,7 +112,8 @@ class ManagedLedgerImpl:
         self.lost_entries = LostEntryCounts()
         self._cursors = CursorRegistry(self, store, self._path,
                                        bookkeeper if config.uses_bookkeeper_cluster else None)
-        self._waiters: set[asyncio.Future[bool]] = set()
+        #: readers waiting for an add (a dict as a set: an empty one is a third of the size)
+        self._waiters: dict[asyncio.Future[bool], None] = {}
         #: Where cursors stop reading when short of the last confirmed entry (set_read_limit).
         self._read_limit: Position | None = None
         self.retention = RetentionPolicy(config.retention_time_minutes, config.retention_size_mb)
@@ -129,10 +130,10 @@ class ManagedLedgerImpl:
 
     @classmethod
     async def open(cls, name: str, config: StorageConfig, store: MetadataStore,
-                   bookkeeper: LedgerClient, cache: EntryCache, tags: LedgerTags,
+                   bookkeeper: LedgerClient, cache: EntryCache, tags: LedgerTags, clock: RolloverClock,
                    on_closed: Callable[[ManagedLedgerImpl], None],
                    persistence: PersistencePolicy | None = None) -> ManagedLedgerImpl:
-        ledger = cls(name, config, store, bookkeeper, cache, tags, on_closed, persistence)
+        ledger = cls(name, config, store, bookkeeper, cache, tags, clock, on_closed, persistence)
         try:
             await ledger._initialize()
         except BookKeeperError as exc:   # e.g. too few bookies for a new ledger: this layer's error
@@ -440,13 +441,13 @@ class ManagedLedgerImpl:
     # ---- waiting readers -----------------------------------------------------------------
 
     def register_waiter(self, waiter: asyncio.Future[bool]) -> None:
-        self._waiters.add(waiter)
+        self._waiters[waiter] = None
 
     def unregister_waiter(self, waiter: asyncio.Future[bool]) -> None:
-        self._waiters.discard(waiter)
+        self._waiters.pop(waiter, None)
 
     def _wake_waiters(self, more: bool) -> None:
-        waiters, self._waiters = self._waiters, set()
+        waiters, self._waiters = self._waiters, {}
         for waiter in waiters:
             if not waiter.done():
                 waiter.set_result(more)
@@ -563,7 +564,7 @@ class ManagedLedgerImpl:
         logger.debug("closed managed ledger %s", self.name)
 
     async def _shut_down(self) -> None:
-        self._rollover_timer.cancel()
+        self._rollover_timer.stop()
         await self._trimming.stop()
         if self._rollover_task is not None:
             await asyncio.gather(self._rollover_task, return_exceptions=True)

@@ -1,5 +1,5 @@
 """Replacing the ledger a managed ledger writes to: when (RolloverRule, with a cheap gate that
-asks on every add, and RolloverTimer for an idle topic), and the ledgers themselves
+asks on every add, and RolloverTimer on the shared RolloverClock for an idle topic), and the ledgers themselves
 (WritingLedgers: making the next one, sealing the last).
 
 The state machine that decides to roll over and queues the adds meanwhile stays in
@@ -10,6 +10,7 @@ that state nor the metadata, so the add path pays no indirection for it.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import logging
 import math
 from typing import Callable
@@ -59,33 +60,86 @@ class RolloverRule:
         return False
 
 
-class RolloverTimer:
-    """Asks again when the ledger reaches the maximum age (or a minute, if sooner), so an idle
-    topic's last ledger is sealed too: ``check`` rolls over if due, and answers whether to ask
-    again later. It runs from a ledger's first entry on (an empty one is never rolled over)."""
+class RolloverClock:
+    """The rollover deadlines of every managed ledger on one loop timer: a deadline waits in
+    the bucket of its tenth of a second (a list; a timer restarted or stopped meanwhile is
+    passed over when its old bucket comes due), so idle topics keep no timer each."""
 
-    __slots__ = ("_loop", "_config", "_check", "_handle")
+    __slots__ = ("_buckets", "_due", "_handle")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, config: StorageConfig, check: Callable[[], bool]) -> None:
-        self._loop = loop
-        self._config = config
-        self._check = check
+    #: Buckets per second: how late a deadline may fire.
+    RESOLUTION = 10
+
+    def __init__(self) -> None:
+        self._buckets: dict[int, list[RolloverTimer]] = {}
+        self._due: list[int] = []   # a heap of the buckets' keys
         self._handle: asyncio.TimerHandle | None = None
 
-    def restart(self) -> None:
-        """A new ledger took its first entry: ask when it may be old enough."""
-        self.cancel()
-        delay = min(self._config.max_ledger_rollover_minutes * 60, 60.0)
-        self._handle = self._loop.call_later(delay, self._fire)
+    def add(self, timer: RolloverTimer, delay: float) -> int:
+        """Fire `timer` after `delay` seconds; the key it will be fired with."""
+        loop = asyncio.get_running_loop()
+        key = math.ceil((loop.time() + delay) * self.RESOLUTION)
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = self._buckets[key] = []
+            heapq.heappush(self._due, key)
+            if self._due[0] == key:
+                self._arm(loop)
+        bucket.append(timer)
+        return key
 
-    def cancel(self) -> None:
+    def _arm(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._handle is not None:
             self._handle.cancel()
+        self._handle = loop.call_at(self._due[0] / self.RESOLUTION, self._fire, loop)
 
-    def _fire(self) -> None:
+    def _fire(self, loop: asyncio.AbstractEventLoop) -> None:
         self._handle = None
+        now = loop.time() * self.RESOLUTION
+        while self._due and self._due[0] <= now:
+            key = heapq.heappop(self._due)
+            for timer in self._buckets.pop(key):
+                try:
+                    timer.fire(key)
+                except Exception:   # one ledger's failure must not stop the others' deadlines
+                    logger.exception("rollover check failed")
+        if self._due:
+            self._arm(loop)
+
+
+class RolloverTimer:
+    """Asks when the ledger reaches the maximum age (and a minute later while it was not
+    due then), so an idle topic's last ledger is sealed too: ``check`` rolls over if due, and
+    answers whether to ask again later. It runs from a ledger's first entry on (an empty one is
+    never rolled over)."""
+
+    __slots__ = ("_clock", "_config", "_check", "_key")
+
+    RETRY_S = 60.0
+
+    def __init__(self, clock: RolloverClock, config: StorageConfig, check: Callable[[], bool]) -> None:
+        self._clock = clock
+        self._config = config
+        self._check: Callable[[], bool] | None = check
+        self._key: int | None = None
+
+    def restart(self) -> None:
+        """A new ledger took its first entry: ask when it is old enough to roll over."""
+        self._key = self._clock.add(self, self._config.max_ledger_rollover_minutes * 60)
+
+    def cancel(self) -> None:
+        self._key = None
+
+    def stop(self) -> None:
+        """For good (the ledger closes): a deadline still waiting holds no reference to it."""
+        self._key = self._check = None
+
+    def fire(self, key: int) -> None:
+        if key != self._key or self._check is None:
+            return   # restarted, cancelled or stopped since
+        self._key = None
         if self._check():
-            self.restart()
+            self._key = self._clock.add(self, self.RETRY_S)
 
 
 class WritingLedgers:

@@ -162,7 +162,7 @@ class KeySharedDispatcher(SharedDispatcher):
             self._release(position)
             if position in self._replay:
                 continue
-            self._replay.add(position)
+            self._replay[position] = None
             keyed = self._keyed.get(position)
             if keyed is not None:
                 self._replay_hashes[keyed.key_hash] += 1
@@ -171,7 +171,7 @@ class KeySharedDispatcher(SharedDispatcher):
     def _unqueue(self, position: "Position") -> None:
         if position not in self._replay:
             return
-        self._replay.discard(position)
+        del self._replay[position]
         keyed = self._keyed.get(position)
         if keyed is not None:
             self._replay_hashes[keyed.key_hash] -= 1
