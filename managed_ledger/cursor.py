@@ -40,6 +40,7 @@ from log_limits.repeats import RepeatLimitedLog
 
 from .errors import ConcurrentReadError, CursorClosedError, ManagedLedgerStorageError, NonRecoverableEntryError
 from .cursor_store import CursorStore
+from .held_locks import LockTable
 from .lost_entries import lost_through
 from .metadata import CursorState
 from .position import Entry, Position
@@ -51,12 +52,13 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 _repeats = RepeatLimitedLog(logger)   # a dead ensemble can cost thousands of entries: few lines
+_FLUSHES = LockTable()   # one flush of a cursor at a time
 
 
 class ManagedCursorImpl:
     """Implements interfaces.ManagedCursor for durable and non-durable cursors."""
 
-    __slots__ = ("_acked", "_active_cursors", "_batch_acks", "_closed", "_dirty", "_flush_lock",
+    __slots__ = ("_acked", "_active_cursors", "_batch_acks", "_closed", "_dirty",
                  "_flush_tasks", "_flush_timer", "_has_readers", "_last_persist", "_ledger", "_loop",
                  "_mark_delete", "_read_cancelled", "_read_position", "_reading", "_store", "_waiter",
                  "durable", "held_at_lost", "name", "persisted_mark_delete", "skipped_lost_entries",
@@ -87,7 +89,6 @@ class ManagedCursorImpl:
         self._store = store   # where a durable cursor's state goes
         self._dirty = False
         self._flush_timer: asyncio.TimerHandle | None = None
-        self._flush_lock = asyncio.Lock()
         self._flush_tasks: dict[asyncio.Task, None] = {}   # a dict as a set: a third of the size
         self._last_persist = -float("inf")   # loop time of the last background store
         #: Mark-delete as last written to the metadata store (what trimming may rely on).
@@ -371,7 +372,7 @@ class ManagedCursorImpl:
             await run_to_end(self._flush())
 
     async def _flush(self) -> None:
-        async with self._flush_lock:
+        async with _FLUSHES.held(self):
             if not self._dirty or self._closed:
                 return
             self._dirty = False

@@ -15,6 +15,7 @@ from bookkeeper.interfaces import LedgerClient
 from .cursor import ManagedCursorImpl
 from .cursor_store import CursorStore
 from .errors import ManagedLedgerStorageError
+from .held_locks import LockTable
 from .interfaces import MetadataStore
 from .metadata import CursorState, cursor_path, decode_name
 from .position import Position
@@ -24,10 +25,11 @@ if TYPE_CHECKING:
     from .managed_ledger import ManagedLedgerImpl
 
 logger = logging.getLogger(__name__)
+_CREATIONS = LockTable()   # one cursor made at a time per managed ledger
 
 
 class CursorRegistry:
-    __slots__ = ("_bookkeeper", "_creating", "_ledger", "_non_durable", "_path", "_store", "active",
+    __slots__ = ("_bookkeeper", "_ledger", "_non_durable", "_path", "_store", "active",
                  "durable")
 
     def __init__(self, ledger: ManagedLedgerImpl, store: MetadataStore, path: str,
@@ -42,7 +44,6 @@ class CursorRegistry:
         #: Cursors adds are cached for (the managed ledger caches while there is one).
         #: the cursors whose readers keep up (a dict as a set: an empty one is a third of the size)
         self.active: dict[ManagedCursorImpl, None] = {}
-        self._creating = asyncio.Lock()
 
     def all(self) -> list[ManagedCursorImpl]:
         return [*self.durable.values(), *(self._non_durable or ())]
@@ -66,7 +67,7 @@ class CursorRegistry:
         return await run_to_end(self._open(name, mark_delete))
 
     async def _open(self, name: str, mark_delete: Callable[[], Position]) -> ManagedCursorImpl:
-        async with self._creating:
+        async with _CREATIONS.held(self):
             cursor = self.durable.get(name)
             if cursor is not None:
                 return cursor

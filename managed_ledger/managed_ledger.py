@@ -39,6 +39,7 @@ from .entry_cache import EntryCache
 from .entry_reader import EntryReader, last_index_holding, read_across
 from .errors import (ManagedLedgerClosedError, ManagedLedgerFencedError, ManagedLedgerStorageError,
                      ManagedLedgerTerminatedError, MetadataStoreError)
+from .held_locks import LockTable
 from .interfaces import MetadataStore
 from .latency import LatencyHistogram
 from .ledger_list import LedgerInfo, LedgerList
@@ -52,6 +53,7 @@ from .trimming import LedgerTrimmer
 
 logger = logging.getLogger(__name__)
 _repeats = RepeatLimitedLog(logger)   # without bookies every add fails: one line per interval
+_METADATA_WRITES = LockTable()   # one metadata write at a time per managed ledger
 
 
 class ManagedLedgerState(enum.Enum):
@@ -71,7 +73,7 @@ class ManagedLedgerImpl:
     #: Slots: a broker holds one per topic, and a dict of 40 attributes is not key-shared
     #: (CPython shares keys up to 30), so it costs ~1.2 KiB more a topic.
     __slots__ = ("_bookkeeper", "_cache", "_closed", "_closing", "_compacted", "_compacted_view", "_cursors",
-                 "_in_flight", "_last_confirmed", "_ledgers", "_loop", "_metadata_lock", "_metadata_version",
+                 "_in_flight", "_last_confirmed", "_ledgers", "_loop", "_metadata_version",
                  "_on_closed", "_path", "_queued", "_read_limit", "_reads", "_rollover_rule",
                  "_rollover_task", "_rollover_timer", "_state", "_tags", "_terminated", "_terminating",
                  "_trimmer", "_trimming", "_waiters", "_writer", "_writer_bytes", "_writer_entries",
@@ -93,10 +95,10 @@ class ManagedLedgerImpl:
         self._loop = asyncio.get_running_loop()
         self._path = managed_ledger_path(name)
         self._metadata_version = -1
-        self._metadata_lock = asyncio.Lock()
         self._state = ManagedLedgerState.LEDGER_NEEDED
         self._closing = False
-        self._closed: asyncio.Future[None] = self._loop.create_future()   # lighter than an Event
+        #: made when someone waits for the close; True once closed
+        self._closed: asyncio.Future[None] | bool | None = None
         self.ledger_list = LedgerList()
         self._last_confirmed = Position(-1, -1)
         self._writer: WriteHandle | None = None
@@ -163,6 +165,10 @@ class ManagedLedgerImpl:
         return self._closing
 
     async def wait_closed(self) -> None:
+        if self._closed is True:
+            return
+        if self._closed is None:
+            self._closed = self._loop.create_future()
         await asyncio.shield(self._closed)
 
     @property
@@ -533,7 +539,7 @@ class ManagedLedgerImpl:
     # ---- metadata and lifecycle ----------------------------------------------------------
 
     async def _persist_metadata(self) -> None:
-        async with self._metadata_lock:
+        async with _METADATA_WRITES.held(self):
             metadata = ManagedLedgerMetadata(
                 [LedgerInfo(info.ledger_id, info.entries, info.size, info.closed_at_ms)
                  for info in self.ledger_list], self._compacted, self._terminated)
@@ -560,7 +566,9 @@ class ManagedLedgerImpl:
             await self._shut_down()
         finally:
             self._on_closed(self)
-            self._closed.set_result(None)
+            waiting, self._closed = self._closed, True
+            if isinstance(waiting, asyncio.Future):
+                waiting.set_result(None)
         logger.debug("closed managed ledger %s", self.name)
 
     async def _shut_down(self) -> None:

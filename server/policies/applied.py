@@ -43,12 +43,22 @@ class AppliedPolicies:
         self.namespaces = namespaces
         self.topics = topics
         self._cluster = cluster
+        #: namespace -> (its Policies, the view of a topic without policies of its own): the
+        #: topics of a namespace share one view, not a copy each
+        self._plain_views: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
 
     async def of(self, topic: TopicName) -> dict[str, Any]:
+        """The view in force; shared by many topics, so callers must not change it."""
         namespace = await self.namespaces.shared(topic.namespace) or {}
         if is_system_topic(topic):
             return {**namespace, **SYSTEM_TOPIC_POLICIES}
-        return applied_view(namespace, await self.topics.get(topic), self._cluster)
+        own = await self.topics.get(topic)
+        if own:
+            return applied_view(namespace, own, self._cluster)
+        plain = self._plain_views.get(topic.namespace)
+        if plain is None or plain[0] is not namespace:
+            plain = self._plain_views[topic.namespace] = (namespace, applied_view(namespace, {}, self._cluster))
+        return plain[1]
 
 
 def deduplication_on(view: dict[str, Any], config: BrokerConfig) -> bool:

@@ -29,10 +29,7 @@ class Rates:
     msg_rate_redeliver: float = 0.0
 
 
-@dataclass
-class _Snapshot:
-    at: float
-    counters: tuple[int, ...]
+_ZEROS = (0,) * 5
 
 
 @dataclass(slots=True)
@@ -45,7 +42,10 @@ class TopicStats:
     messages_redelivered: int = 0
     #: Stored entries whose metadata does not parse, skipped by dispatchers.
     unreadable_entries: int = 0
-    _window_start: _Snapshot = field(default_factory=lambda: _Snapshot(time.monotonic(), (0,) * 5))
+    #: when the current window began, and the counters then (a topic and each subscription
+    #: hold one, so no snapshot object)
+    _window_at: float = field(default_factory=time.monotonic)
+    _window_counters: tuple[int, ...] = _ZEROS
     _last_rates: Rates | None = None
 
     def published(self, messages: int, size: int) -> None:
@@ -65,14 +65,13 @@ class TopicStats:
     def rates(self, window_s: float) -> Rates:
         """Per-second rates over the last complete window (or since load, before the first)."""
         now = time.monotonic()
-        start = self._window_start
-        elapsed = now - start.at
+        elapsed = now - self._window_at
         if elapsed >= window_s or self._last_rates is None:
             current = self._counters()
             measured = Rates(*((now_v - then_v) / elapsed if elapsed > 0 else 0.0
-                               for now_v, then_v in zip(current, start.counters)))
+                               for now_v, then_v in zip(current, self._window_counters)))
             if elapsed >= window_s:
-                self._window_start = _Snapshot(now, current)
+                self._window_at, self._window_counters = now, current
                 self._last_rates = measured
             return measured
         return self._last_rates

@@ -9,6 +9,7 @@ from urllib.parse import quote
 
 from managed_ledger.coalesced_task import CoalescedTask
 from managed_ledger.errors import ManagedLedgerError, ManagedLedgerStorageError, MetadataStoreError
+from managed_ledger.held_locks import LockTable
 from managed_ledger.interfaces import ManagedLedger, MetadataStore
 from managed_ledger.position import EARLIEST, LATEST, Entry, InitialPosition, Position
 from protocol import pulsar_api_pb2 as pb
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from .interfaces import ClientConnection, TopicBroker
 
 log = logging.getLogger(__name__)
+_SUBSCRIBING = LockTable()   # one subscribe or unsubscribe at a time per topic
 
 #: Per-topic state outside the ledger: the topic epoch and the deduplication snapshot.
 TOPIC_STATE = "/topic-state"
@@ -66,7 +68,6 @@ class Topic(TopicBase):
         #: self.policies)
         self.delayed_delivery = DelayedDeliveryPolicy(config.delayed_delivery_enabled,
                                                       config.delayed_delivery_tick_time_millis)
-        self._subscribing = asyncio.Lock()
         self._unloading: asyncio.Task[bool] | None = None
         #: Whether the policy in force wants deduplication; _deduplication_switch makes it so.
         self._deduplication_wanted = deduplication is not None
@@ -197,7 +198,7 @@ class Topic(TopicBase):
         auto-created, a disabled subscription type, one subscription too many, one consumer too many."""
         if self.rate_limits is not None:
             self.rate_limits.check_subscribe(connection.host, command.consumer_name, command.consumer_id)
-        async with self._subscribing:
+        async with _SUBSCRIBING.held(self):
             subscription = self.subscriptions.get(command.subscription)
             if subscription is None and command.durable and not await self._auto_subscription_creation_allowed():
                 raise SubscriptionNotFound("Subscription does not exist")
@@ -246,7 +247,7 @@ class Topic(TopicBase):
     async def add_subscription(self, name: str, start: Position) -> bool:
         """A durable subscription whose first message is at start (EARLIEST / LATEST sentinels
         accepted), made without a consumer; False when it exists already."""
-        async with self._subscribing:
+        async with _SUBSCRIBING.held(self):
             if name in self.subscriptions:
                 return False
             check_new_subscription(self, name)
