@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import logging
 import mmap
 import os
@@ -97,6 +98,34 @@ def fsync_directory(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def has_sync_filesystem() -> bool:
+    return _syncfs() is not None
+
+
+def sync_filesystem(path: Path) -> None:
+    """syncfs(2): make every file written on the filesystem of ``path`` durable in one call
+    (Linux; callers ask has_sync_filesystem first)."""
+    import ctypes
+    syncfs = _syncfs()
+    assert syncfs is not None
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        if syncfs(fd) != 0:
+            error = ctypes.get_errno()
+            raise OSError(error, f"syncfs {path}: {os.strerror(error)}")
+    finally:
+        os.close(fd)
+
+
+@functools.cache
+def _syncfs() -> Callable[[int], int] | None:
+    import ctypes   # here: a broker's start needs none of it
+    try:
+        return ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):   # not Linux
+        return None
 
 
 #: Told on the event loop how a run of adds ended: (its last entry id, None) once all of it

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
+import pytest
+
+from bookkeeper import ledger_index
 from bookkeeper.journal import HEADER_SIZE
 from bookkeeper.ledger_index import EntryLocation, LedgerIndex, encode_locations
 
@@ -84,14 +88,25 @@ def test_a_torn_tail_is_cut_when_the_file_is_read(tmp_path: Path, monkeypatch) -
     assert (tmp_path / "9.idx").stat().st_size == 2 * 16
 
 
-def test_a_flush_of_many_ledgers_keeps_few_files_open(tmp_path: Path, monkeypatch) -> None:
+@pytest.mark.parametrize("syncfs", [True, False])
+def test_a_flush_of_many_ledgers_keeps_few_files_open(tmp_path: Path, monkeypatch, syncfs: bool) -> None:
+    """Past MAX_OPEN_FILES, the files are closed as written and one syncfs makes them durable
+    (or, without syncfs, each is fsynced as it is closed)."""
     monkeypatch.setattr("bookkeeper.ledger_index.MAX_OPEN_FILES", 8)
+    monkeypatch.setattr("bookkeeper.ledger_index.has_sync_filesystem", lambda: syncfs)
+    calls = {"fsync": 0, "syncfs": 0}
+    real_fsync, real_syncfs = os.fsync, ledger_index.sync_filesystem
+    monkeypatch.setattr(os, "fsync", lambda fd: calls.__setitem__("fsync", calls["fsync"] + 1) or real_fsync(fd))
+    monkeypatch.setattr(ledger_index, "sync_filesystem",
+                        lambda path: calls.__setitem__("syncfs", calls["syncfs"] + 1) or real_syncfs(path))
     index = LedgerIndex(tmp_path, threading.Lock())
     index.load(set(), {})
     for ledger_id in range(50):
         index.persist(ledger_id, 0, encode_locations([EntryLocation(0, offset(0), 10)]))
         assert len(index._dirty) <= 8
     index.sync()
+    files = calls["fsync"] - 1   # and the directory's
+    assert (calls["syncfs"], files) == ((1, 0) if syncfs else (0, 50))
     reopened, _ = reading_index(tmp_path, set(range(50)), monkeypatch)
     with reopened._lock:
         assert [reopened.count(ledger_id) for ledger_id in range(50)] == [1] * 50
