@@ -11,7 +11,7 @@ import time
 from managed_ledger.data_dir_lock import DataDirLock
 from managed_ledger.factory import open_factory
 
-from .admin import AdminResources
+from .admin.resources import AdminResources
 from .admin.web import start_web
 from .broker_service import BrokerService
 from .config import BrokerConfig

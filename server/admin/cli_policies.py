@@ -14,7 +14,7 @@ import argparse
 import json
 from typing import Any, Callable
 
-from server.policies.backlog_quota import POLICIES as BACKLOG_QUOTA_POLICIES, SIZE_QUOTA, TIME_QUOTA
+from server.policies.fields import BACKLOG_QUOTA_POLICIES, SIZE_QUOTA, TIME_QUOTA
 from server.policies.catalog import NAMESPACE_SPECS, TOPIC_SPECS
 from server.policies.policy_values import BACKLOG_QUOTA_TYPES
 

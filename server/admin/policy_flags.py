@@ -14,9 +14,8 @@ from typing import Any, Callable
 
 from server.policies import catalog
 from server.policies.auto_topic_creation import AUTO_TOPIC_CREATION
-from server.policies.compaction_monitor import COMPACTION_THRESHOLD
-from server.policies.inactive_topics import DELETE_MODES, DELETE_WHEN_NO_SUBSCRIPTIONS, INACTIVE_TOPIC_POLICIES
-from server.policies.message_expiry import MESSAGE_TTL
+from server.policies.fields import (COMPACTION_THRESHOLD, DELETE_MODES, DELETE_WHEN_NO_SUBSCRIPTIONS,
+                                    INACTIVE_TOPIC_POLICIES, MESSAGE_TTL)
 from server.policies.namespace_policies import (ALLOW_AUTO_UPDATE_SCHEMA, AUTO_SUBSCRIPTION_CREATION,
                                                 DEDUPLICATION_ENABLED, SCHEMA_COMPATIBILITY_STRATEGY)
 from server.policies.policy_values import SUBSCRIPTION_TYPE_NAMES

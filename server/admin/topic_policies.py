@@ -10,10 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from server import web
-from server.policies.backlog_quota import BACKLOG_QUOTA_MAP
+from server.policies.fields import BACKLOG_QUOTA_MAP, MESSAGE_TTL
 from server.policies.broker_defaults import broker_default
 from server.policies.catalog import BY_FIELD, SUBSCRIPTION_DISPATCH_RATE, SUBSCRIPTION_POLICIES, TOPIC_SPECS, PolicySpec
-from server.policies.message_expiry import MESSAGE_TTL
 from server.policies.policy_values import BACKLOG_QUOTA_TYPES, backlog_quota, named
 from server.topics.schema_compatibility import Strategy
 from server.topics.topic_name import TopicName

@@ -19,7 +19,7 @@ from server.console.local_load import LocalLoad
 from server.security.http_auth import authentication_middleware, authorization_middleware
 from server.version import broker_version
 
-from . import AdminResources, admin_routes
+from .resources import AdminResources, admin_routes
 from .broker_metrics import StorageRates, broker_lines, process_lines
 from .errors import json_errors
 from .metrics import render

@@ -12,7 +12,7 @@ import time
 from managed_ledger.data_dir_lock import DataDirLock
 from managed_ledger.factory import open_factory
 
-from server.admin import AdminResources
+from server.admin.resources import AdminResources
 from server.admin.web import start_web
 from server.broker_service import BrokerService
 from server.config import BrokerConfig

@@ -28,6 +28,7 @@ from server.config import BrokerConfig
 from server.errors import NotAllowed, ProducerBlockedQuotaExceededError, ProducerBlockedQuotaExceededException
 from server.topics.topic import publish_time
 
+from .fields import BACKLOG_QUOTA_MAP, BACKLOG_QUOTA_POLICIES, EVICTION, HOLD, SIZE_QUOTA, TIME_QUOTA
 from .message_expiry import expire_messages
 from .monitored_broker import MonitoredBroker
 from .periodic import PeriodicTask
@@ -38,10 +39,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-BACKLOG_QUOTA_MAP = "backlog_quota_map"
-SIZE_QUOTA, TIME_QUOTA = "destination_storage", "message_age"
-HOLD, EXCEPTION, EVICTION = "producer_request_hold", "producer_exception", "consumer_backlog_eviction"
-POLICIES = (HOLD, EXCEPTION, EVICTION)
 #: Eviction by size stops at this share of the limit, as Pulsar's, so it does not run every check.
 EVICTION_TARGET = 0.9
 
@@ -61,9 +58,9 @@ def parse_quota(document: Any, limit_field: str) -> BacklogQuota:
     if not isinstance(document, dict):
         raise NotAllowed(f"backlog quota must be an object, not {document!r}")
     limit, policy = document.get(limit_field, -1), document.get("policy", HOLD)
-    if not isinstance(limit, int) or isinstance(limit, bool) or policy not in POLICIES:
+    if not isinstance(limit, int) or isinstance(limit, bool) or policy not in BACKLOG_QUOTA_POLICIES:
         raise NotAllowed(f"Invalid backlog quota {document!r}: {limit_field} must be an integer "
-                         f"and policy one of {', '.join(POLICIES)}")
+                         f"and policy one of {', '.join(BACKLOG_QUOTA_POLICIES)}")
     return BacklogQuota(limit, policy)
 
 

@@ -7,13 +7,11 @@ from typing import Any, Callable
 
 from server.config import BrokerConfig
 
-from .backlog_quota import BACKLOG_QUOTA_MAP, SIZE_QUOTA, TIME_QUOTA
+from .fields import (BACKLOG_QUOTA_MAP, COMPACTION_THRESHOLD, INACTIVE_TOPIC_POLICIES, MESSAGE_TTL, SIZE_QUOTA,
+                     TIME_QUOTA)
 from .catalog import (DEDUPLICATION_ENABLED, DEDUPLICATION_SNAPSHOT_INTERVAL, DELAYED_DELIVERY, DISPATCH_RATE,
                       PERSISTENCE, PUBLISH_RATE, SCHEMA_COMPATIBILITY_STRATEGY, SUBSCRIBE_RATE,
                       SUBSCRIPTION_DISPATCH_RATE)
-from .compaction_monitor import COMPACTION_THRESHOLD
-from .inactive_topics import INACTIVE_TOPIC_POLICIES
-from .message_expiry import MESSAGE_TTL
 from .policy_values import subscription_types
 from .retention import RETENTION_POLICIES
 from .topic_limits import (MAX_CONSUMERS, MAX_CONSUMERS_PER_SUBSCRIPTION, MAX_MESSAGE_SIZE, MAX_PRODUCERS,

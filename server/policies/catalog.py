@@ -20,10 +20,7 @@ from server.config_rules import did_you_mean
 
 from . import policy_values as values
 from .auto_topic_creation import AUTO_TOPIC_CREATION
-from .backlog_quota import BACKLOG_QUOTA_MAP
-from .compaction_monitor import COMPACTION_THRESHOLD
-from .inactive_topics import INACTIVE_TOPIC_POLICIES
-from .message_expiry import MESSAGE_TTL
+from .fields import BACKLOG_QUOTA_MAP, COMPACTION_THRESHOLD, INACTIVE_TOPIC_POLICIES, MESSAGE_TTL
 from .namespace_policies import (ALLOW_AUTO_UPDATE_SCHEMA, AUTO_SUBSCRIPTION_CREATION, DEDUPLICATION_ENABLED,
                                  SCHEMA_COMPATIBILITY_STRATEGY)
 from .persistence import PERSISTENCE

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from managed_ledger.position import Position
 from server.topics.compaction import CompactionStatus
 
+from .fields import COMPACTION_THRESHOLD
 from .monitored_broker import MonitoredBroker
 from .periodic import PeriodicTask
 
@@ -16,7 +17,6 @@ if TYPE_CHECKING:
     from server.topics.topic import Topic
 
 #: The namespace policies field (Pulsar's Policies.compaction_threshold).
-COMPACTION_THRESHOLD = "compaction_threshold"
 
 
 def compaction_threshold(policies: dict[str, Any], broker_default: int) -> int:

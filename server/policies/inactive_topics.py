@@ -25,16 +25,13 @@ from server.topics.non_persistent_topic import NonPersistentTopic
 from server.topics.topic import Topic
 
 from .change_events import is_system_topic
+from .fields import DELETE_MODES, DELETE_WHEN_NO_SUBSCRIPTIONS, DELETE_WHEN_SUBSCRIPTIONS_CAUGHT_UP, INACTIVE_TOPIC_POLICIES
 from .monitored_broker import MonitoredBroker
 from .periodic import PeriodicTask
 
 log = logging.getLogger(__name__)
 
 #: The namespace policies field (Pulsar's Policies.inactive_topic_policies).
-INACTIVE_TOPIC_POLICIES = "inactive_topic_policies"
-DELETE_WHEN_NO_SUBSCRIPTIONS = "delete_when_no_subscriptions"
-DELETE_WHEN_SUBSCRIPTIONS_CAUGHT_UP = "delete_when_subscriptions_caught_up"
-DELETE_MODES = (DELETE_WHEN_NO_SUBSCRIPTIONS, DELETE_WHEN_SUBSCRIPTIONS_CAUGHT_UP)
 
 AnyTopic = Union[Topic, NonPersistentTopic]
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from server.config import BrokerConfig
 from server.topics.topic import publish_time
 
+from .fields import MESSAGE_TTL
 from .monitored_broker import MonitoredBroker
 from .periodic import PeriodicTask
 
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MESSAGE_TTL = "message_ttl_in_seconds"
 
 
 def ttl_of(policies: dict[str, Any], config: BrokerConfig) -> int:

@@ -17,8 +17,7 @@ from server.config_rules import did_you_mean
 from server.topics.schema_compatibility import Strategy
 
 from .auto_topic_creation import override_error
-from .backlog_quota import POLICIES as BACKLOG_QUOTA_POLICIES, SIZE_QUOTA, TIME_QUOTA
-from .inactive_topics import DELETE_MODES, DELETE_WHEN_NO_SUBSCRIPTIONS
+from .fields import BACKLOG_QUOTA_POLICIES, DELETE_MODES, DELETE_WHEN_NO_SUBSCRIPTIONS, SIZE_QUOTA, TIME_QUOTA
 
 #: CommandSubscribe.SubType names, as Pulsar writes subscription types in policies.
 SUBSCRIPTION_TYPE_NAMES = tuple(pb.CommandSubscribe.SubType.keys())
