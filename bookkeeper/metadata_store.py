@@ -117,14 +117,16 @@ class SqliteMetadataStore:
 
         await self._submit(delete)
 
-    async def children(self, path: str) -> list[str]:
+    async def children(self, path: str, starting: str = "") -> list[str]:
+        """The names below ``path`` (only those starting with ``starting``), sorted."""
         _check_path(path)
-        prefix = "/" if path == "/" else path + "/"
+        parent = "/" if path == "/" else path + "/"
+        prefix = parent + starting
 
         def children(conn: sqlite3.Connection) -> list[str]:
-            rows = conn.execute("SELECT path FROM nodes WHERE path > ? AND path < ?",
+            rows = conn.execute("SELECT path FROM nodes WHERE path >= ? AND path < ?",
                                 (prefix, prefix + _PATH_END))
-            return sorted({row[0][len(prefix):].split("/", 1)[0] for row in rows})
+            return sorted({row[0][len(parent):].split("/", 1)[0] for row in rows})
 
         return await self._submit(children, writes=False)
 

@@ -169,7 +169,8 @@ class ZkMetadataStore:
             return
         await self._prune_parents(path)
 
-    async def children(self, path: str) -> list[str]:
+    async def children(self, path: str, starting: str = "") -> list[str]:
+        """The names below ``path`` (only those starting with ``starting``), sorted."""
         _check_path(path)
         try:
             names = await self.call(self._zk.get_children_async, path)
@@ -177,7 +178,7 @@ class ZkMetadataStore:
             return []
         if path == "/" and not self._chroot:
             names = [n for n in names if n != "zookeeper"]
-        return sorted(names)
+        return sorted(n for n in names if n.startswith(starting))
 
     async def close(self) -> None:
         if self._closed:

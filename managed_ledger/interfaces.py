@@ -238,7 +238,8 @@ class MetadataStore(Protocol):
 
     async def delete(self, path: str, expected_version: int | None = None) -> None: ...
 
-    async def children(self, path: str) -> list[str]: ...
+    async def children(self, path: str, starting: str = "") -> list[str]:
+        """The names below path (only those starting with `starting`), sorted."""
 
 
 class ManagedLedgerFactory(Protocol):
@@ -258,7 +259,8 @@ class ManagedLedgerFactory(Protocol):
 
     async def ledger_exists(self, name: str) -> bool: ...
 
-    async def list_ledgers(self) -> list[str]: ...
+    async def list_ledgers(self, starting: str = "") -> list[str]:
+        """The managed ledgers' names (only those starting with `starting`), sorted."""
 
     async def delete_ledger(self, name: str) -> None: ...
 

@@ -24,7 +24,7 @@ from .heartbeat import is_heartbeat_namespace
 from .policies.applied import AppliedPolicies, NamespacePoliciesWatch, apply_policies, deduplication_on
 from .policies.auto_topic_creation import AutoTopicCreation, auto_topic_creation
 from .policies.backlog_quota import BacklogQuotas
-from .policies.change_events import change_events_topic, is_system_topic
+from .policies.change_events import change_events_topic, is_system_topic, is_system_topic_name
 from .policies.compaction_monitor import CompactionMonitor
 from .policies.deduplication_snapshots import DeduplicationSnapshotMonitor
 from .policies.inactive_topics import InactiveTopicMonitor
@@ -455,13 +455,12 @@ class BrokerService:
             raise MetadataError(f"Policies not found for {namespace} namespace")
         names: set[str] = set()
         if mode in (MODE_PERSISTENT, MODE_ALL):
-            prefix = f"persistent://{namespace}/"
-            names.update(n for n in await self.storage.list_ledgers() if n.startswith(prefix))
+            names.update(await self.storage.list_ledgers(f"persistent://{namespace}/"))
             names.update(await self._partitions_in(namespace, "persistent"))
         if mode in (MODE_NON_PERSISTENT, MODE_ALL):
             names.update(str(t.name) for t in self.non_persistent_topics if t.name.namespace == namespace)
             names.update(await self._partitions_in(namespace, "non-persistent"))
-        return sorted(name for name in names if include_system or not is_system_topic(TopicName.parse(name)))
+        return sorted(name for name in names if include_system or not is_system_topic_name(name))
 
     async def _partitions_in(self, namespace: str, domain: str) -> list[str]:
         names = []

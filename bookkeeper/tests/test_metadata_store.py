@@ -74,6 +74,10 @@ async def test_children_lists_direct_children_of_encoded_names(open_store) -> No
         assert await store.children(f"/ml/{topic}") == ["sub%2Fone"]
         assert await store.children("/") == ["ml", "mlx"]
         assert await store.children("/nothing") == []
+        assert await store.children("/ml", "persistent") == [topic]
+        assert await store.children("/ml", topic) == [topic]   # a name equal to the start counts
+        assert await store.children("/ml", "oth") == ["other"]
+        assert await store.children("/ml", "x") == []
     finally:
         await store.close()
 

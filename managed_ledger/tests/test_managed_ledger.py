@@ -179,7 +179,11 @@ async def test_list_and_delete_ledgers(tmp_path: Path) -> None:
         await first.add_entry(b"x")
         await first.open_cursor("sub", InitialPosition.EARLIEST)
         await factory.open_ledger("persistent://public/default/other")
-        assert await factory.list_ledgers() == sorted([TOPIC, "persistent://public/default/other"])
+        await factory.open_ledger("persistent://public/elsewhere/t")
+        assert await factory.list_ledgers("persistent://public/default/") == sorted(
+            [TOPIC, "persistent://public/default/other"])
+        assert await factory.list_ledgers("persistent://public/else") == ["persistent://public/elsewhere/t"]
+        await factory.delete_ledger("persistent://public/elsewhere/t")
         await factory.delete_ledger(TOPIC)
         assert await factory.list_ledgers() == ["persistent://public/default/other"]
         with pytest.raises(ManagedLedgerClosedError):

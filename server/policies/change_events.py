@@ -51,6 +51,11 @@ def is_system_topic(name: TopicName) -> bool:
             or local.startswith(SYSTEM_TOPIC_PREFIXES))
 
 
+def is_system_topic_name(name: str) -> bool:
+    """is_system_topic of a full name; a name without "__" (most) is not parsed."""
+    return "__" in name and is_system_topic(TopicName.parse(name))
+
+
 def event_key(topic: TopicName) -> str:
     """Partitions share their partitioned topic's policies, as in Pulsar."""
     return str(topic.partitioned_parent)
