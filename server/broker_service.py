@@ -90,7 +90,10 @@ class BrokerService:
         self.metadata = storage.metadata_store
         self.configuration = storage.configuration_store
         self.policies = NamespacePolicies(self.configuration)
-        self.partitioned = PartitionedMetadata(self.configuration, keep=config.storage.embedded)
+        #: counts kept only where this broker is the one writer (the embedded store, serving as
+        #: configuration store too)
+        self.partitioned = PartitionedMetadata(
+            self.configuration, keep=config.storage.embedded and self.configuration is self.metadata)
         self.topic_policies = TopicPolicies(self)
         self.applied = AppliedPolicies(self.policies, self.topic_policies, config.cluster_name)
         self.schemas = SchemaRegistry(self.metadata, self.applied, Strategy(config.schema_compatibility_strategy))

@@ -2,10 +2,10 @@
 (/admin/partitioned-topics/{domain}/{tenant}/{namespace}/{encoded local name}, {"partitions": n}).
 
 Clients ask for a topic's partitions before each producer and consumer they make, so a topic's
-first use asks several times. With the embedded store this broker is the only writer, and the
-counts of a namespace are read once (one listing, one read per partitioned topic) and kept,
-each change made here updating them. A cluster's store has other writers: there every question
-is a read, as before.
+first use asks several times. With the embedded store as configuration store this broker is
+the only writer, and the counts of a namespace are read once (one listing, one read per
+partitioned topic) and kept, each change made here dropping them. A cluster's store, or a
+separate configuration store, has other writers: there every question is a read.
 """
 
 from __future__ import annotations
