@@ -70,7 +70,7 @@ class ClusterLookup:
 
     async def place(self, name: TopicName, authoritative: bool = False) -> Placement:
         bundles = self._ownership.bundles
-        owner = await self._ownership.owner_of(bundles.bundle_of(name))
+        owner = await self._ownership.owner_of(bundles.bundle_of(name), confirm=authoritative)
         if owner is not None:
             return Placement(owner, redirect=False, is_me=owner is self._ownership.me)
         await bundles.load(name.namespace)

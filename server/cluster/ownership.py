@@ -63,11 +63,22 @@ class Ownership:
             raise ServiceNotReady(f"Namespace bundle for topic ({name}) not served by this instance "
                                   f"{self.me.broker_id}. Please redo the lookup.")
 
-    async def owner_of(self, bundle: Bundle) -> BrokerAddress | None:
-        if self.owns(bundle):
+    async def owner_of(self, bundle: Bundle, confirm: bool = False) -> BrokerAddress | None:
+        """Who serves the bundle. A bundle of ours answers from memory, unless `confirm` (an
+        authoritative lookup, whose asker takes the answer as final): then its node is checked,
+        as a broker resumed after a pause longer than its session (a zombie) may answer before
+        it hears that the session expired and its bundles went to others."""
+        if self.owns(bundle) and (not confirm or await self._still_ours(bundle)):
             return self.me
         async with self._changing(bundle):   # after any take of ours in flight
             return await self._owner(bundle)
+
+    async def _still_ours(self, bundle: Bundle) -> bool:
+        if await self._store.ephemeral_owner(bundle.path) == self._store.session_id:
+            return True
+        log.warning("bundle %s is not ours any more (its node is gone or another session's)", bundle)
+        self._owned.pop(bundle.path, None)
+        return False
 
     async def acquire(self, bundle: Bundle) -> BrokerAddress:
         """Take the bundle, or learn who took it first."""
