@@ -83,12 +83,13 @@ class NamespacePolicies:
         return set(self._cache)
 
     async def reload(self, namespace: str) -> bool:
-        """Read the stored document again; True when it is not the one kept (or none was)."""
+        """Read the stored document again; True when it is not the one kept (or none was, and
+        there is one now; a namespace without a document, as this broker's heartbeat one, stays
+        unchanged)."""
         stored = await self._store.get(policies_path(namespace))
-        cached = self._cache.get(namespace)
         if stored is None:
-            self._cache.pop(namespace, None)
-            return True
+            return self._cache.pop(namespace, None) is not None
+        cached = self._cache.get(namespace)
         if cached is not None and cached[0] == stored[0]:
             return False
         self._cache[namespace] = (stored[0], json.loads(stored[0]))

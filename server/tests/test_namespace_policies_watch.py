@@ -75,6 +75,15 @@ async def test_only_a_changed_namespace_refreshes_its_topics() -> None:
     assert broker.refreshed == ["persistent://public/b/t3"]
 
 
+async def test_a_namespace_without_a_document_costs_no_pass_each_round() -> None:
+    """As this broker's heartbeat namespace, which has no Policies: nothing changes there."""
+    broker = FakeBroker(["public/none/t1"])
+    watch = NamespacePoliciesWatch(broker)
+    await watch.check()
+    await watch.check()
+    assert broker.refreshed == [] and broker.passes == 0
+
+
 async def test_shared_documents_are_read_once_and_dropped_by_a_change() -> None:
     broker = FakeBroker([])
     policies = broker.policies
