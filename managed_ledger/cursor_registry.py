@@ -41,8 +41,8 @@ class CursorRegistry:
         self.durable: dict[str, ManagedCursorImpl] = {}
         #: made on the first reader: an empty WeakSet costs ~700 bytes a topic
         self._non_durable: weakref.WeakSet[ManagedCursorImpl] | None = None
-        #: Cursors adds are cached for (the managed ledger caches while there is one).
-        #: the cursors whose readers keep up (a dict as a set: an empty one is a third of the size)
+        #: Cursors adds are cached for (the managed ledger caches while there is one): those
+        #: whose readers keep up (a dict as a set: an empty one is a third of the size).
         self.active: dict[ManagedCursorImpl, None] = {}
 
     def all(self) -> list[ManagedCursorImpl]:

@@ -1,6 +1,6 @@
 """Replacing the ledger a managed ledger writes to: when (RolloverRule, with a cheap gate that
-asks on every add, and RolloverTimer on the shared RolloverClock for an idle topic), and the ledgers themselves
-(WritingLedgers: making the next one, sealing the last).
+asks on every add, and RolloverTimer on the shared RolloverClock for an idle topic), and the
+ledgers themselves (WritingLedgers: making the next one, sealing the last).
 
 The state machine that decides to roll over and queues the adds meanwhile stays in
 ManagedLedgerImpl, beside the add path that reads it on every add; what is here touches neither

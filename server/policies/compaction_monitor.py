@@ -16,8 +16,6 @@ from .periodic import PeriodicTask
 if TYPE_CHECKING:
     from server.topics.topic import Topic
 
-#: The namespace policies field (Pulsar's Policies.compaction_threshold).
-
 
 def compaction_threshold(policies: dict[str, Any], broker_default: int) -> int:
     value = policies.get(COMPACTION_THRESHOLD)

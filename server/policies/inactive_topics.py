@@ -25,13 +25,12 @@ from server.topics.non_persistent_topic import NonPersistentTopic
 from server.topics.topic import Topic
 
 from .change_events import is_system_topic
-from .fields import DELETE_MODES, DELETE_WHEN_NO_SUBSCRIPTIONS, DELETE_WHEN_SUBSCRIPTIONS_CAUGHT_UP, INACTIVE_TOPIC_POLICIES
+from .fields import (DELETE_MODES, DELETE_WHEN_NO_SUBSCRIPTIONS, DELETE_WHEN_SUBSCRIPTIONS_CAUGHT_UP,
+                     INACTIVE_TOPIC_POLICIES)
 from .monitored_broker import MonitoredBroker
 from .periodic import PeriodicTask
 
 log = logging.getLogger(__name__)
-
-#: The namespace policies field (Pulsar's Policies.inactive_topic_policies).
 
 AnyTopic = Union[Topic, NonPersistentTopic]
 

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-
 def ttl_of(policies: dict[str, Any], config: BrokerConfig) -> int:
     """Seconds a message lives unacknowledged; 0 = forever. A bad stored value is ignored."""
     value = policies.get(MESSAGE_TTL)
