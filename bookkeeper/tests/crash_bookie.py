@@ -21,7 +21,7 @@ import signal
 import sys
 from pathlib import Path
 
-from bookkeeper import bookie, checkpoint, entry_log, give_way, journal
+from bookkeeper import bookie, checkpoint, entry_log, give_way, journal, ledger_index
 from bookkeeper.garbage_collector import GarbageCollector
 from bookkeeper.ledger_index import LedgerIndex
 from bookkeeper.tests.conftest import open_bookkeeper
@@ -97,6 +97,8 @@ TARGETS = {
     "flush-before-index": (LedgerIndex, "persist", die),
     "flush-between-chunks": (checkpoint, "GiveWay", give_way_dying_once_records_are_written),
     "checkpoint-before-mark": (checkpoint, "write_mark", die),
+    # with the open-file budget at 1, the index files of both ledgers are synced by one syncfs
+    "checkpoint-before-syncfs": (ledger_index, "sync_filesystem", die),
     "checkpoint-before-trim": (checkpoint, "trim_journal", die),
     "recovery-before-mark": (bookie, "write_mark", die),
     "compaction-before-index": (GarbageCollector, "_switch_index", die),
@@ -147,6 +149,8 @@ async def main(root: Path, point: str) -> None:
             emit("SURVIVED")
         return
     rotation = point.startswith("rotation")
+    if point.endswith("syncfs"):
+        ledger_index.MAX_OPEN_FILES = 1
     async with open_bookkeeper(root, **(ROTATING if rotation else SETTINGS)) as bk:
         kept, doomed = await bk.create_ledger(), await bk.create_ledger()
         emit(f"KEPT {kept.ledger_id}")
