@@ -1,18 +1,24 @@
 """An action run in the background one pass at a time: asking again while a pass runs makes
 exactly one more pass after it, however often it was asked (trimming is asked for by every
-cursor write and rollover, and its passes must not overlap)."""
+cursor write and rollover, and its passes must not overlap).
+
+The action is a function of its owner (an unbound method and its object), not a bound method: a
+bound method is an 80-byte object per topic, kept for the topic's life."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Awaitable, Callable
+from typing import Any, Awaitable, Callable, Generic, TypeVar
+
+Owner = TypeVar("Owner")
 
 
-class CoalescedTask:
-    __slots__ = ("_action", "_again", "_stopped", "_task")
+class CoalescedTask(Generic[Owner]):
+    __slots__ = ("_action", "_again", "_owner", "_stopped", "_task")
 
-    def __init__(self, action: Callable[[], Awaitable[None]]) -> None:
+    def __init__(self, action: Callable[[Owner], Awaitable[Any]], owner: Owner) -> None:
         self._action = action
+        self._owner = owner
         self._task: asyncio.Task | None = None
         self._again = False
         self._stopped = False
@@ -43,4 +49,4 @@ class CoalescedTask:
         self._again = True
         while self._again and not self._stopped:
             self._again = False
-            await self._action()
+            await self._action(self._owner)

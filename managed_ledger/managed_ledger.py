@@ -106,7 +106,7 @@ class ManagedLedgerImpl:
         self._writer_entries = 0
         self._writer_bytes = 0
         self._rollover_rule = RolloverRule(config)
-        self._rollover_timer = RolloverTimer(clock, config, self._rollover_timer_check)
+        self._rollover_timer = RolloverTimer(clock, config, ManagedLedgerImpl._rollover_timer_check, self)
         self._ledgers = WritingLedgers(name, bookkeeper, tags.of(LedgerOwner(MANAGED_LEDGER, name)))
         self._queued: list[QueuedAdd] = []
         self._rollover_task: asyncio.Task | None = None
@@ -119,8 +119,8 @@ class ManagedLedgerImpl:
         #: Where cursors stop reading when short of the last confirmed entry (set_read_limit).
         self._read_limit: Position | None = None
         self.retention = RetentionPolicy(config.retention_time_minutes, config.retention_size_mb)
-        self._trimmer = LedgerTrimmer(self, bookkeeper, self._reads, self._cursors, self._persist_metadata)
-        self._trimming = CoalescedTask(self._trimmer.trim)
+        self._trimmer = LedgerTrimmer(self, bookkeeper, self._reads, self._cursors)
+        self._trimming = CoalescedTask(LedgerTrimmer.trim, self._trimmer)
         self._compacted: CompactedLedger | None = None
         self._compacted_view: CompactedView | None = None
         #: Set once terminated: the last entry there will ever be (persisted in the metadata).
@@ -230,7 +230,7 @@ class ManagedLedgerImpl:
         writer = await self._ledgers.create(self.persistence)
         info = LedgerInfo(writer.ledger_id)
         self.ledger_list.append(info)
-        await self._persist_metadata()
+        await self.persist_metadata()
         self._install_writer(writer, info)
         self._last_confirmed = self.ledger_list.last_confirmed()
         for ledger_id in empty:
@@ -355,7 +355,7 @@ class ManagedLedgerImpl:
         info = LedgerInfo(writer.ledger_id)
         self.ledger_list.append(info)
         try:
-            await self._persist_metadata()
+            await self.persist_metadata()
         except ManagedLedgerStorageError as exc:
             self.ledger_list.remove({writer.ledger_id})
             await self._trimmer.delete_unrecorded(writer.ledger_id, exc)
@@ -408,7 +408,7 @@ class ManagedLedgerImpl:
         try:
             await self._in_flight.drained()
             self._terminated = self._last_confirmed
-            await self._persist_metadata()
+            await self.persist_metadata()
         except BaseException:
             self._terminated = None
             raise
@@ -526,7 +526,7 @@ class ManagedLedgerImpl:
         previous = self._compacted
         self._compacted = CompactedLedger(view.ledger_id, horizon)
         try:
-            await self._persist_metadata()
+            await self.persist_metadata()
         except ManagedLedgerStorageError as exc:
             self._compacted = previous
             await self._trimmer.delete_unrecorded(view.ledger_id, exc)
@@ -538,7 +538,8 @@ class ManagedLedgerImpl:
 
     # ---- metadata and lifecycle ----------------------------------------------------------
 
-    async def _persist_metadata(self) -> None:
+    async def persist_metadata(self) -> None:
+        """Write the ledger list, the compacted view and the termination (trimming too)."""
         async with _METADATA_WRITES.held(self):
             metadata = ManagedLedgerMetadata(
                 [LedgerInfo(info.ledger_id, info.entries, info.size, info.closed_at_ms)
@@ -584,6 +585,6 @@ class ManagedLedgerImpl:
             self._writer = None
         self._state = ManagedLedgerState.CLOSED
         try:
-            await self._persist_metadata()
+            await self.persist_metadata()
         except ManagedLedgerStorageError as exc:   # another broker took it over, or the store is gone
             logger.warning("managed ledger %s: final metadata write failed: %s", self.name, exc)

@@ -13,7 +13,7 @@ import asyncio
 import heapq
 import logging
 import math
-from typing import Callable
+from typing import Any, Callable
 
 from bookkeeper.config import MB
 from bookkeeper.errors import BookKeeperError, NoSuchLedgerError
@@ -111,16 +111,18 @@ class RolloverTimer:
     """Asks when the ledger reaches the maximum age (and a minute later while it was not
     due then), so an idle topic's last ledger is sealed too: ``check`` rolls over if due, and
     answers whether to ask again later. It runs from a ledger's first entry on (an empty one is
-    never rolled over)."""
+    never rolled over). ``check`` is a function of ``owner`` (see coalesced_task.py for why not
+    a bound method)."""
 
-    __slots__ = ("_clock", "_config", "_check", "_key")
+    __slots__ = ("_clock", "_config", "_check", "_key", "_owner")
 
     RETRY_S = 60.0
 
-    def __init__(self, clock: RolloverClock, config: StorageConfig, check: Callable[[], bool]) -> None:
+    def __init__(self, clock: RolloverClock, config: StorageConfig, check: Callable[[Any], bool], owner: object) -> None:
         self._clock = clock
         self._config = config
-        self._check: Callable[[], bool] | None = check
+        self._check: Callable[[Any], bool] | None = check
+        self._owner: object = owner
         self._key: int | None = None
 
     def restart(self) -> None:
@@ -132,13 +134,13 @@ class RolloverTimer:
 
     def stop(self) -> None:
         """For good (the ledger closes): a deadline still waiting holds no reference to it."""
-        self._key = self._check = None
+        self._key = self._check = self._owner = None
 
     def fire(self, key: int) -> None:
         if key != self._key or self._check is None:
             return   # restarted, cancelled or stopped since
         self._key = None
-        if self._check():
+        if self._check(self._owner):
             self._key = self._clock.add(self, self.RETRY_S)
 
 

@@ -11,7 +11,7 @@ Ledgers nobody's metadata names any more are orphan_ledgers.py's.
 from __future__ import annotations
 
 import logging
-from typing import Awaitable, Callable, Protocol
+from typing import Protocol
 
 from bookkeeper.errors import BookKeeperError, MetadataBadVersionError, MetadataNotFoundError
 from bookkeeper.interfaces import LedgerClient
@@ -34,17 +34,17 @@ class TrimmedLog(Protocol):
     @property
     def last_confirmed_entry(self) -> Position: ...
 
+    async def persist_metadata(self) -> None: ...
+
 
 class LedgerTrimmer:
-    __slots__ = ("_bookkeeper", "_cursors", "_log", "_persist_metadata", "_reads")
+    __slots__ = ("_bookkeeper", "_cursors", "_log", "_reads")
 
-    def __init__(self, log: TrimmedLog, bookkeeper: LedgerClient, reads: EntryReader, cursors: CursorRegistry,
-                 persist_metadata: Callable[[], Awaitable[None]]) -> None:
+    def __init__(self, log: TrimmedLog, bookkeeper: LedgerClient, reads: EntryReader, cursors: CursorRegistry) -> None:
         self._log = log
         self._bookkeeper = bookkeeper
         self._reads = reads
         self._cursors = cursors
-        self._persist_metadata = persist_metadata
 
     async def trim(self) -> None:
         """One pass: drop the ledgers from the metadata, then delete them and move the cursors
@@ -55,7 +55,7 @@ class LedgerTrimmer:
             return
         log.ledger_list.remove(doomed)
         try:
-            await self._persist_metadata()
+            await log.persist_metadata()
         except ManagedLedgerStorageError:
             logger.exception("managed ledger %s: trimming failed", log.name)
             return

@@ -105,7 +105,8 @@ class BrokerService:
         #: Connections accepted since start (closed ones = this minus the open ones), for /metrics.
         self.connections_created = 0
         self.publish_buffer = PublishBuffer(config.max_message_publish_buffer_size)
-        self._topics: dict[str, asyncio.Future[Topic]] = {}
+        #: by full name: the topic once loaded, its loading task until then
+        self._topics: dict[str, "Topic | NonPersistentTopic | asyncio.Task"] = {}
         #: Topics loaded or loading per namespace, kept as they come and go: the watches that
         #: run every second ask for namespaces, which then costs nothing per topic.
         self._per_namespace: collections.Counter[str] = collections.Counter()
@@ -169,7 +170,7 @@ class BrokerService:
         return [t.name for t in self._loaded()]
 
     def _loaded(self) -> list["Topic | NonPersistentTopic"]:
-        return [t.result() for t in self._topics.values() if t.done() and not t.exception()]
+        return [t for t in map(_settled, self._topics.values()) if t is not None]
 
     async def get_topic(self, name: TopicName, create: bool = True) -> "Topic | NonPersistentTopic":
         """The loaded topic, loading (and, when its namespace's rule allows, creating) it on first use."""
@@ -182,6 +183,8 @@ class BrokerService:
     async def _get_or_load(self, name: TopicName, creation: Creation) -> "Topic | NonPersistentTopic":
         key = str(name)
         loading = self._topics.get(key)
+        if loading is not None and not isinstance(loading, asyncio.Task):
+            return loading
         if loading is None:
             loading = asyncio.get_running_loop().create_task(self._load(name, creation))
             loading.add_done_callback(functools.partial(self._keep_topic_only, key))
@@ -205,12 +208,10 @@ class BrokerService:
             del self._per_namespace[name.namespace]
 
     def _keep_topic_only(self, key: str, loading: asyncio.Task) -> None:
-        """A loaded topic is kept as a finished future: a finished task keeps its coroutine
-        too, some 450 bytes a topic."""
-        if self._topics.get(key) is loading and not loading.cancelled() and loading.exception() is None:
-            loaded = loading.get_loop().create_future()
-            loaded.set_result(loading.result())
-            self._topics[key] = loaded
+        """A loaded topic is kept as itself: a finished task keeps its coroutine too, some 450
+        bytes a topic (a finished future 160)."""
+        if self._topics.get(key) is loading and (topic := _settled(loading)) is not None:
+            self._topics[key] = topic
 
     async def _load(self, name: TopicName, creation: Creation) -> "Topic | NonPersistentTopic":
         unloading = self._unloading.get(str(name))
@@ -331,9 +332,9 @@ class BrokerService:
         loading = self._topics.pop(str(name), None)
         if loading is not None:
             self._forget_one(name)
-        if loading is None or not loading.done() or loading.exception():
+        topic = _settled(loading)
+        if topic is None:
             return False
-        topic = loading.result()
         for producer in list(topic.producers):
             producer.close_by_broker()
         for subscription in list(topic.subscriptions.values()):
@@ -488,3 +489,10 @@ class BrokerService:
                     log.error("closing a topic at stop: %s", outcome)
         self._topics.clear()
         self._per_namespace.clear()
+
+
+def _settled(entry: "Topic | NonPersistentTopic | asyncio.Task") -> "Topic | NonPersistentTopic | None":
+    """The topic an entry of BrokerService._topics holds; None while it loads or if it failed."""
+    if not isinstance(entry, asyncio.Task):
+        return entry
+    return entry.result() if entry.done() and not entry.cancelled() and entry.exception() is None else None

@@ -19,7 +19,7 @@ async def test_deadlines_fire_once_each_and_skip_what_changed() -> None:
     fired: list[str] = []
 
     def timer(name: str, seconds: float, again: bool = False) -> RolloverTimer:
-        return RolloverTimer(clock, config(seconds), lambda: fired.append(name) or again)
+        return RolloverTimer(clock, config(seconds), lambda owner: fired.append(owner) or again, name)
 
     later, sooner, cancelled, stopped, restarted = (timer("later", 0.7), timer("sooner", 0.35),
                                                     timer("cancelled", 0.1), timer("stopped", 0.1),
@@ -38,6 +38,6 @@ async def test_deadlines_fire_once_each_and_skip_what_changed() -> None:
 async def test_a_ledger_not_due_is_asked_again(monkeypatch) -> None:
     monkeypatch.setattr(RolloverTimer, "RETRY_S", 0.1)
     answers = [True, True, False]
-    RolloverTimer(RolloverClock(), config(0.05), lambda: answers.pop(0)).restart()
+    RolloverTimer(RolloverClock(), config(0.05), lambda owner: owner.pop(0), answers).restart()
     await asyncio.sleep(0.6)
     assert answers == []

@@ -37,7 +37,7 @@ class CompactionMonitor(PeriodicTask):
                                              self._broker.config.broker_service_compaction_threshold_in_bytes)
             if threshold > 0 and await _uncompacted_bytes(topic) > threshold \
                     and topic.compaction.status is not CompactionStatus.RUNNING:
-                topic.compaction.start()
+                await topic.compact()
 
 
 async def _uncompacted_bytes(topic: "Topic") -> int:

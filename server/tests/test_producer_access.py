@@ -25,10 +25,13 @@ class FakeProducer:
 
 
 class Epochs:
+    """The topic, as ProducerAccess sees it."""
+    name = "t"
+
     def __init__(self) -> None:
         self.stored: list[int] = []
 
-    async def __call__(self, epoch: int) -> None:
+    async def store_epoch(self, epoch: int) -> None:
         self.stored.append(epoch)
 
 
@@ -39,7 +42,7 @@ def run(coro):
 def test_exclusive_takes_a_new_epoch_and_keeps_everyone_else_out():
     async def scenario():
         epochs = Epochs()
-        access = ProducerAccess("t", None, epochs)
+        access = ProducerAccess(epochs, None)
         owner = FakeProducer("a", pb.Exclusive)
         assert await access.admit(owner, None, lambda: None) == 0
         with pytest.raises(ProducerFenced):
@@ -54,7 +57,7 @@ def test_exclusive_takes_a_new_epoch_and_keeps_everyone_else_out():
 
 def test_an_older_epoch_is_fenced_and_fencing_closes_the_others():
     async def scenario():
-        access = ProducerAccess("t", 4, Epochs())
+        access = ProducerAccess(Epochs(), 4)
         with pytest.raises(ProducerFenced, match="Current epoch: 4"):
             await access.admit(FakeProducer("old", pb.Exclusive), 3, lambda: None)
         shared = FakeProducer("s", pb.Shared)
@@ -66,7 +69,7 @@ def test_an_older_epoch_is_fenced_and_fencing_closes_the_others():
 
 def test_wait_for_exclusive_is_queued_then_promoted():
     async def scenario():
-        access = ProducerAccess("t", None, Epochs())
+        access = ProducerAccess(Epochs(), None)
         owner = FakeProducer("a", pb.Exclusive)
         await access.admit(owner, None, lambda: None)
         queued = []
@@ -84,7 +87,7 @@ def test_wait_for_exclusive_is_queued_then_promoted():
 
 def test_a_waiter_that_gives_up_is_skipped():
     async def scenario():
-        access = ProducerAccess("t", None, Epochs())
+        access = ProducerAccess(Epochs(), None)
         owner = FakeProducer("a", pb.Exclusive)
         await access.admit(owner, None, lambda: None)
         quitter, patient = FakeProducer("q", pb.WaitForExclusive), FakeProducer("p", pb.WaitForExclusive)
@@ -102,7 +105,7 @@ def test_a_waiter_that_gives_up_is_skipped():
 
 def test_same_name_twice_is_busy():
     async def scenario():
-        access = ProducerAccess("t", None, Epochs())
+        access = ProducerAccess(Epochs(), None)
         await access.admit(FakeProducer("x", pb.Shared), None, lambda: None)
         with pytest.raises(ProducerBusy, match="already connected"):
             await access.admit(FakeProducer("x", pb.Shared), None, lambda: None)

@@ -58,31 +58,30 @@ class CompactionInProgress(BrokerError):
 class TopicCompaction:
     """One topic's compaction: at most one run at a time, and the outcome of the last one."""
 
-    __slots__ = ("_hidden", "_ledger", "_retain_null_key", "_task", "last_error", "status")
+    __slots__ = ("_ledger", "_retain_null_key", "_task", "last_error", "status")
 
-    def __init__(self, ledger: ManagedLedger, retain_null_key: bool = False,
-                 hidden: Callable[[Entry], bool] | None = None) -> None:
+    def __init__(self, ledger: ManagedLedger, retain_null_key: bool = False) -> None:
         self._ledger = ledger
         self._retain_null_key = retain_null_key
-        self._hidden = hidden
         self.status = CompactionStatus.NOT_RUN
         self.last_error = ""
         self._task: asyncio.Task | None = None
 
-    def start(self) -> asyncio.Task:
+    def start(self, hidden: Callable[[Entry], bool] | None = None) -> asyncio.Task:
+        """Compact in the background, leaving out what `hidden` names."""
         if self._task is not None and not self._task.done():
             raise CompactionInProgress("Compaction already in progress")
         self.status, self.last_error = CompactionStatus.RUNNING, ""
-        self._task = asyncio.get_running_loop().create_task(self._run())
+        self._task = asyncio.get_running_loop().create_task(self._run(hidden))
         return self._task
 
     def report(self) -> dict[str, str]:
         """What the admin API's GET .../compaction returns."""
         return {"status": self.status.value, "lastError": self.last_error}
 
-    async def _run(self) -> None:
+    async def _run(self, hidden: Callable[[Entry], bool] | None) -> None:
         try:
-            await compact(self._ledger, self._retain_null_key, self._hidden)
+            await compact(self._ledger, self._retain_null_key, hidden)
         except Exception as exc:
             log.exception("compacting %s failed", self._ledger.name)
             self.status, self.last_error = CompactionStatus.ERROR, str(exc)

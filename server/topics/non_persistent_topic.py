@@ -222,7 +222,7 @@ class NonPersistentTopic(TopicBase):
     def __init__(self, broker: "TopicBroker", name: TopicName) -> None:
         self.broker = broker
         self.name = name
-        self.access = ProducerAccess(str(name), None, _keep_epoch_in_memory)
+        self.access = ProducerAccess(self, None)
         self.deduplication = None
         self.subscriptions: dict[str, NonPersistentSubscription] = {}
         self.stats = TopicStats()
@@ -266,12 +266,11 @@ class NonPersistentTopic(TopicBase):
     async def last_message_id(self) -> tuple[Position, int]:
         raise NotAllowed(f"GetLastMessageId is not supported on non-persistent topic {self.name}")
 
+    async def store_epoch(self, epoch: int) -> None:
+        """A non-persistent topic's epoch lives as long as the topic does (as in Pulsar)."""
+
     async def close(self) -> None:
         self.access.close_all()
         for subscription in list(self.subscriptions.values()):
             subscription.close()
         self.subscriptions.clear()
-
-
-async def _keep_epoch_in_memory(epoch: int) -> None:
-    """A non-persistent topic's epoch lives as long as the topic does (as in Pulsar)."""

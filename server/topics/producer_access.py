@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Awaitable, Callable
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from protocol import pulsar_api_pb2 as pb
 from server.errors import BrokerError, NotAllowed, ProducerBusy, ProducerFenced
@@ -21,20 +21,28 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-EpochStore = Callable[[int], Awaitable[None]]
+
+
+class EpochKeeper(Protocol):
+    """The topic: named in errors and logs, and keeping the epoch an exclusive take-over sets."""
+
+    @property
+    def name(self) -> object: ...
+
+    async def store_epoch(self, epoch: int) -> None: ...
+
 ACCESS_MODES = (pb.Shared, pb.Exclusive, pb.ExclusiveWithFencing, pb.WaitForExclusive)
 
 
 class ProducerAccess:
     """The producers of one topic and the rules that admit them."""
 
-    __slots__ = ("_exclusive", "_store_epoch", "_waiting", "epoch", "producers", "topic_name")
+    __slots__ = ("_exclusive", "_topic", "_waiting", "epoch", "producers")
 
-    def __init__(self, topic_name: str, epoch: int | None, store_epoch: EpochStore) -> None:
-        self.topic_name = topic_name
+    def __init__(self, topic: EpochKeeper, epoch: int | None) -> None:
+        self._topic = topic
         self.producers: list["Producer"] = []
         self.epoch = epoch
-        self._store_epoch = store_epoch
         self._exclusive: str | None = None  # name of the producer holding exclusive access
         #: a list, not a deque: an empty deque costs ~700 bytes a topic, and few producers ever wait
         self._waiting: list[tuple["Producer", asyncio.Future[int | None]]] = []
@@ -62,7 +70,7 @@ class ProducerAccess:
 
     def _check_name(self, producer: "Producer") -> None:
         if any(p.name == producer.name for p in self.producers):
-            raise ProducerBusy(f"Producer with name '{producer.name}' is already connected to topic {self.topic_name}")
+            raise ProducerBusy(f"Producer with name '{producer.name}' is already connected to topic {self._topic.name}")
 
     def evict_all(self, error: BrokerError) -> None:
         """Fail the queue with error and close every current producer (ExclusiveWithFencing
@@ -72,7 +80,7 @@ class ProducerAccess:
             if not future.done():
                 future.set_exception(error)
         for other in list(self.producers):
-            log.info("%s: closing producer %s: %s", self.topic_name, other.name, error)
+            log.info("%s: closing producer %s: %s", self._topic.name, other.name, error)
             self.remove(other, promote=False)
             other.close_by_broker()
 
@@ -85,7 +93,7 @@ class ProducerAccess:
         self.producers.append(producer)
         new_epoch = requested_epoch if requested_epoch is not None else current + 1
         try:
-            await self._store_epoch(new_epoch)
+            await self._topic.store_epoch(new_epoch)
         except BaseException:
             self.remove(producer)
             raise
@@ -93,7 +101,7 @@ class ProducerAccess:
         return new_epoch
 
     async def _queue(self, producer: "Producer", on_queued: Callable[[], None]) -> int | None:
-        log.info("%s: queuing producer %s until the topic is free", self.topic_name, producer.name)
+        log.info("%s: queuing producer %s until the topic is free", self._topic.name, producer.name)
         future: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
         self._waiting.append((producer, future))
         on_queued()

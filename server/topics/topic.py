@@ -54,13 +54,13 @@ class Topic(TopicBase):
         self.broker = broker
         self.name = name
         self.ledger = ledger
-        self.access = ProducerAccess(str(name), epoch, self._store_epoch)
+        self.access = ProducerAccess(self, epoch)
         self.deduplication = deduplication
         self.subscriptions: dict[str, Subscription] = {
             sub_name: Subscription(self, sub_name, cursor)
             for sub_name, cursor in ledger.cursors.items() if sub_name not in INTERNAL_CURSORS
         }
-        self.compaction = TopicCompaction(ledger, broker.config.topic_compaction_retain_null_key, self._hidden)
+        self.compaction = TopicCompaction(ledger, broker.config.topic_compaction_retain_null_key)
         self.stats = TopicStats()
         self.policies: dict[str, Any] = {}
         config = broker.config
@@ -71,7 +71,7 @@ class Topic(TopicBase):
         self._unloading: asyncio.Task[bool] | None = None
         #: Whether the policy in force wants deduplication; _deduplication_switch makes it so.
         self._deduplication_wanted = deduplication is not None
-        self._deduplication_switch = CoalescedTask(self._switch_deduplication)
+        self._deduplication_switch = CoalescedTask(Topic._switch_deduplication, self)
         #: Appends waiting for hold_appends to end (None: appends go straight to the ledger).
         self._held: list[tuple[list[bytes], int, Callable]] | None = None
 
@@ -129,7 +129,8 @@ class Topic(TopicBase):
         await self.broker.backlog_quotas.check_producer_allowed(self)
         return await super().add_producer(connection, request, schema_version, on_queued)
 
-    async def _store_epoch(self, epoch: int) -> None:
+    async def store_epoch(self, epoch: int) -> None:
+        """Persisted: after a restart, a producer presenting an older epoch is still fenced."""
         await self.broker.metadata.put(_state_path(self.name, "epoch"), str(epoch).encode())
 
     def publish(self, entries: list[bytes], num_messages: int,
@@ -284,7 +285,7 @@ class Topic(TopicBase):
 
     async def compact(self) -> None:
         """Start compacting in the background (CompactionInProgress if running already)."""
-        self.compaction.start()
+        self.compaction.start(self._hidden)
 
     def compaction_status(self) -> dict[str, str]:
         """{"status": NOT_RUN | RUNNING | SUCCESS | ERROR, "lastError": ...}, as Pulsar."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from server.errors import InvalidTopicName
 
@@ -26,6 +26,11 @@ class TopicName:
     tenant: str
     namespace_local: str
     local_name: str
+    #: str(self), made once: the broker, the topic and its ledger share one string
+    _full: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_full", f"{self.domain}://{self.tenant}/{self.namespace_local}/{self.local_name}")
 
     @staticmethod
     def is_named_entity(name: str) -> bool:
@@ -85,7 +90,7 @@ class TopicName:
         return TopicName(self.domain, self.tenant, self.namespace_local, f"{self.local_name}{PARTITION_SUFFIX}{index}")
 
     def __str__(self) -> str:
-        return f"{self.domain}://{self.tenant}/{self.namespace_local}/{self.local_name}"
+        return self._full
 
 
 def _valid_local_name(local: str) -> bool:

@@ -106,7 +106,7 @@ class TopicTransactionBuffer:
         #: The transactional appends waiting for the first snapshot (held by the topic).
         self._waiting: list[OnDone] = []
         self._moves = 0
-        self._snapshotting = CoalescedTask(self._take_snapshot)
+        self._snapshotting = CoalescedTask(TopicTransactionBuffer._take_snapshot, self)
         self._timer: asyncio.TimerHandle | None = None
         self.last_snapshot_ms = 0
         #: Transactions this buffer committed and aborted since the topic loaded (its metrics).
