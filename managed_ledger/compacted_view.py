@@ -97,6 +97,13 @@ class CompactedCursor:
         return getattr(self._cursor, name)
 
     async def read_entries_or_wait(self, max_entries: int) -> list[Entry]:
+        return await self._read_view(max_entries) or await self._cursor.read_entries_or_wait(max_entries)
+
+    async def read_entries_or_notify(self, max_entries: int, listener) -> list[Entry] | None:
+        return await self._read_view(max_entries) or await self._cursor.read_entries_or_notify(max_entries, listener)
+
+    async def _read_view(self, max_entries: int) -> list[Entry]:
+        """The unacknowledged kept entries from the view position on; [] once past the view."""
         view = await self._ledger.compacted_view()
         if view is not None:
             while view.covers(self._view_position):
@@ -109,7 +116,7 @@ class CompactedCursor:
                 if unacked:
                     return unacked
             self._leave_view(view.horizon)
-        return await self._cursor.read_entries_or_wait(max_entries)
+        return []
 
     def _acknowledged(self, position: Position) -> bool:
         """Whether the subscription acknowledged a kept entry. Trimming moves every cursor's

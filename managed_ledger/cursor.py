@@ -48,6 +48,7 @@ from .ranges import AckedRanges
 from .uncancellable import run_to_end
 
 if TYPE_CHECKING:
+    from .interfaces import EntriesListener
     from .managed_ledger import ManagedLedgerImpl
 
 logger = logging.getLogger(__name__)
@@ -59,7 +60,7 @@ class ManagedCursorImpl:
     """Implements interfaces.ManagedCursor for durable and non-durable cursors."""
 
     __slots__ = ("_acked", "_active_cursors", "_batch_acks", "_closed", "_dirty",
-                 "_flush_tasks", "_flush_timer", "_has_readers", "_last_persist", "_ledger", "_loop",
+                 "_flush_tasks", "_flush_timer", "_has_readers", "_last_persist", "_ledger", "_listener", "_loop",
                  "_mark_delete", "_read_cancelled", "_read_position", "_reading", "_store", "_waiter",
                  "durable", "held_at_lost", "name", "persisted_mark_delete", "skipped_lost_entries",
                  "__weakref__")   # readers' cursors are held weakly (cursor_registry.py)
@@ -81,7 +82,8 @@ class ManagedCursorImpl:
         self.held_at_lost: Position | None = None
         self._reading = False
         self._read_cancelled = False
-        self._waiter: asyncio.Future[bool] | None = None
+        self._waiter: asyncio.Future[bool] | None = None   # read_entries_or_wait's
+        self._listener: EntriesListener | None = None      # read_entries_or_notify's
         self._closed = False
         #: The ledger's active cursors, this one among them while active.
         self._active_cursors = {} if active_cursors is None else active_cursors
@@ -162,6 +164,14 @@ class ManagedCursorImpl:
     # ---- reads ---------------------------------------------------------------------------
 
     async def read_entries_or_wait(self, max_entries: int) -> list[Entry]:
+        return await self._read(max_entries, None)  # type: ignore[return-value]  # (never None without a listener)
+
+    async def read_entries_or_notify(self, max_entries: int, listener: EntriesListener) -> list[Entry] | None:
+        return await self._read(max_entries, listener)
+
+    async def _read(self, max_entries: int, listener: EntriesListener | None) -> list[Entry] | None:
+        """Read what is there; at the end of the log wait for more, or with a listener leave
+        it to be called (None)."""
         self._check_open()
         if self._reading:
             raise ConcurrentReadError(f"cursor {self.name} already has a read in flight")
@@ -177,15 +187,21 @@ class ManagedCursorImpl:
                     return entries
                 if self.has_more_entries() and self.read_position != before:
                     continue  # skipped entries that were all deleted; look further
-                if self._read_cancelled or self._closed or not await self._wait_for_entries():
+                if self._read_cancelled or self._closed:
+                    break
+                if listener is not None:
+                    self._listener = listener
+                    self._ledger.register_waiter(self)
+                    return None
+                if not await self._wait_for_entries():
                     break
             return []
         finally:
             self._reading = False
 
     def cancel_pending_read(self) -> None:
-        """The read in flight returns [] instead of waiting (or at once, if it waits now);
-        entries it already fetched from disk are still returned."""
+        """The read in flight returns [] instead of waiting (or at once, if it waits now), or the
+        listener is told (False); entries it already fetched from disk are still returned."""
         if self._reading:
             self._read_cancelled = True
         self._wake_reader(False)
@@ -194,16 +210,25 @@ class ManagedCursorImpl:
         """Sleep until an add lands (True) or the read is cancelled (False)."""
         waiter: asyncio.Future[bool] = self._loop.create_future()
         self._waiter = waiter
-        self._ledger.register_waiter(waiter)
+        self._ledger.register_waiter(self)
         try:
             return await waiter
         finally:
             self._waiter = None
-            self._ledger.unregister_waiter(waiter)
+            self._ledger.unregister_waiter(self)
+
+    def wake_reader(self, more: bool) -> None:
+        """An add landed, the read limit moved (True), or the ledger closes (False)."""
+        self._wake_reader(more)
 
     def _wake_reader(self, more: bool) -> None:
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(more)
+        listener = self._listener
+        if listener is not None:
+            self._listener = None
+            self._ledger.unregister_waiter(self)
+            listener.entries_available(more)
 
     async def _read_available(self, max_entries: int) -> list[Entry]:
         """Read up to max_entries non-deleted entries from the read position, then move it."""

@@ -21,6 +21,15 @@ if TYPE_CHECKING:
     from .compacted_view import CompactedView
 
 
+class EntriesListener(Protocol):
+    """Who read a cursor to the end (read_entries_or_notify), to be told once when to read
+    again: a listener waits without a parked task (some 1.5 KB a subscription)."""
+
+    def entries_available(self, more: bool) -> None:
+        """more: an add landed or the read position moved; False: the wait was cancelled
+        (cancel_pending_read) or the cursor closed."""
+
+
 class ManagedCursor(Protocol):
     """A subscription's place in a ledger: mark-delete, read position and acknowledged holes."""
 
@@ -43,6 +52,10 @@ class ManagedCursor(Protocol):
         """Up to max_entries not-yet-deleted entries from the read position, waiting until at
         least one exists; advances the read position. Cancelled by cancel_pending_read()
         (then returns [])."""
+
+    async def read_entries_or_notify(self, max_entries: int, listener: EntriesListener) -> list[Entry] | None:
+        """As read_entries_or_wait, but at the end of the log it returns None at once and
+        calls listener.entries_available later, once."""
 
     def cancel_pending_read(self) -> None: ...
 

@@ -114,8 +114,8 @@ class ManagedLedgerImpl:
         self.lost_entries = LostEntryCounts()
         self._cursors = CursorRegistry(self, store, self._path,
                                        bookkeeper if config.uses_bookkeeper_cluster else None)
-        #: readers waiting for an add (a dict as a set: an empty one is a third of the size)
-        self._waiters: dict[asyncio.Future[bool], None] = {}
+        #: cursors read to the end, waiting for an add (a dict as a set: an empty one is a third of the size)
+        self._waiters: dict[ManagedCursorImpl, None] = {}
         #: Where cursors stop reading when short of the last confirmed entry (set_read_limit).
         self._read_limit: Position | None = None
         self.retention = RetentionPolicy(config.retention_time_minutes, config.retention_size_mb)
@@ -446,17 +446,20 @@ class ManagedLedgerImpl:
 
     # ---- waiting readers -----------------------------------------------------------------
 
-    def register_waiter(self, waiter: asyncio.Future[bool]) -> None:
-        self._waiters[waiter] = None
+    def register_waiter(self, cursor: ManagedCursorImpl) -> None:
+        """A cursor read to the end: wake_reader(more) it on the next add (or the close)."""
+        self._waiters[cursor] = None
 
-    def unregister_waiter(self, waiter: asyncio.Future[bool]) -> None:
-        self._waiters.pop(waiter, None)
+    def unregister_waiter(self, cursor: ManagedCursorImpl) -> None:
+        self._waiters.pop(cursor, None)
 
     def _wake_waiters(self, more: bool) -> None:
         waiters, self._waiters = self._waiters, {}
-        for waiter in waiters:
-            if not waiter.done():
-                waiter.set_result(more)
+        for cursor in waiters:
+            try:
+                cursor.wake_reader(more)
+            except Exception:   # a reader's failure must not fail the add that woke it, nor the others
+                logger.exception("managed ledger %s: waking cursor %s failed", self.name, cursor.name)
 
     # ---- cursors -------------------------------------------------------------------------
 

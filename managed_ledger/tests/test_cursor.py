@@ -248,6 +248,42 @@ async def test_cancel_pending_read_returns_empty(tmp_path: Path) -> None:
         assert await asyncio.wait_for(later, timeout=5) == []
 
 
+class Listener:
+    def __init__(self) -> None:
+        self.calls: list[bool] = []
+
+    def entries_available(self, more: bool) -> None:
+        self.calls.append(more)
+
+
+async def test_a_read_to_the_end_tells_its_listener_once_when_to_read_again(tmp_path: Path) -> None:
+    """read_entries_or_notify parks no task: None at the end of the log, then one call: True
+    for an add or a rewind, False for a cancel or the close."""
+    async with open_storage(tmp_path) as factory:
+        ledger = await factory.open_ledger(TOPIC)
+        cursor = await ledger.open_cursor("sub", InitialPosition.LATEST)
+        listener = Listener()
+        assert await cursor.read_entries_or_notify(10, listener) is None
+        position = await ledger.add_entry(b"a")
+        await ledger.add_entry(b"b")
+        assert listener.calls == [True]
+        entries = await cursor.read_entries_or_notify(1, listener)
+        assert [e.position for e in entries] == [position]
+        assert len(await cursor.read_entries_or_notify(10, listener)) == 1
+        assert await cursor.read_entries_or_notify(10, listener) is None
+        cursor.rewind()
+        assert listener.calls == [True, True]
+        assert len(await cursor.read_entries_or_notify(10, listener)) == 2
+        assert await cursor.read_entries_or_notify(10, listener) is None
+        cursor.cancel_pending_read()
+        await ledger.add_entry(b"c")   # no longer listening
+        assert listener.calls == [True, True, False]
+        assert len(await cursor.read_entries_or_notify(10, listener)) == 1
+        assert await cursor.read_entries_or_notify(10, listener) is None
+        await ledger.close()
+        assert listener.calls == [True, True, False, False]
+
+
 async def test_waiting_read_follows_a_rollover(tmp_path: Path) -> None:
     async with open_storage(tmp_path, max_entries_per_ledger=2) as factory:
         ledger = await factory.open_ledger(TOPIC)

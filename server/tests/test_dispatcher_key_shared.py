@@ -29,7 +29,7 @@ class MemoryCursor:
         self.entries: list[Entry] = []
         self.next_index = 0
         self.deleted: set[Position] = set()
-        self._more = asyncio.Event()
+        self._listener = None
 
     def append(self, key: str | None, payload: bytes, **fields) -> Position:
         metadata = pb.MessageMetadata(producer_name="p", sequence_id=len(self.entries), publish_time=1, **fields)
@@ -37,27 +37,31 @@ class MemoryCursor:
             metadata.partition_key = key
         position = Position(1, len(self.entries))
         self.entries.append(Entry(position, make_entry(metadata, payload)))
-        self._more.set()
+        self._notify(True)
         return position
 
-    async def read_entries_or_wait(self, max_entries: int) -> list[Entry]:
-        while self.next_index >= len(self.entries):
-            self._more.clear()
-            await self._more.wait()
-            if self.next_index >= len(self.entries):
-                return []   # cancelled
+    async def read_entries_or_notify(self, max_entries: int, listener) -> list[Entry] | None:
+        if self.next_index >= len(self.entries):
+            self._listener = listener
+            return None
         batch = self.entries[self.next_index:self.next_index + max_entries]
         self.next_index += len(batch)
         return batch
 
+    def _notify(self, more: bool) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.entries_available(more)
+
     def cancel_pending_read(self) -> None:
-        self._more.set()
+        self._notify(False)
 
     def is_deleted(self, position: Position) -> bool:
         return position in self.deleted
 
     def rewind(self) -> None:
         self.next_index = 0
+        self._notify(True)
 
     async def read_entry(self, position: Position) -> Entry:
         return self.entries[position.entry_id]

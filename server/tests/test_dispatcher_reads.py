@@ -27,24 +27,33 @@ class CountingCursor:
         self.next_index = 0
         self.entries_read = 0
         self.read_sizes: list[int] = []
+        self.listener = None
 
-    async def read_entries_or_wait(self, max_entries: int) -> list[Entry]:
+    async def read_entries_or_notify(self, max_entries: int, listener) -> list[Entry] | None:
         batch = self.entries[self.next_index:self.next_index + max_entries]
         self.next_index += len(batch)
         self.entries_read += len(batch)
         self.read_sizes.append(len(batch))
-        if not batch:
-            await asyncio.Event().wait()   # the end of the log: park until cancelled
+        if not batch:   # the end of the log: park until cancelled
+            self.listener = listener
+            return None
         return batch
 
     def seek(self, position: Position) -> None:
         self.next_index = position.entry_id
+        self._notify(True)
 
     def rewind(self) -> None:
         self.next_index = 0
+        self._notify(True)
 
     def cancel_pending_read(self) -> None:
-        pass
+        self._notify(False)
+
+    def _notify(self, more: bool) -> None:
+        listener, self.listener = self.listener, None
+        if listener is not None:
+            listener.entries_available(more)
 
     def is_deleted(self, position: Position) -> bool:
         return False
@@ -116,11 +125,11 @@ async def test_failing_reads_back_off_and_log_one_line_without_traceback(caplog)
     class FailingCursor(CountingCursor):
         failures = 4
 
-        async def read_entries_or_wait(self, max_entries: int) -> list[Entry]:
+        async def read_entries_or_notify(self, max_entries: int, listener) -> list[Entry] | None:
             if self.failures:
                 self.failures -= 1
                 raise NonRecoverableEntryError("ledger 1 entry 0: every replica failed")
-            return await super().read_entries_or_wait(max_entries)
+            return await super().read_entries_or_notify(max_entries, listener)
 
     cursor = FailingCursor([1, 1])
     limits = ReadLimits(backoff=BackoffTimes(initial_s=0.01, max_s=0.04))

@@ -96,6 +96,8 @@ class Dispatcher(ABC):
         #: positions to deliver again (a dict as a set: an empty one is a third of the size)
         self._replay: dict[Position, None] = {}
         self._read_task: asyncio.Task | None = None
+        #: Read to the end of the log: the cursor calls entries_available when to read again.
+        self._parked = False
         self._backoff = ReadBackoff(limits.backoff)
         self._rewind_pending = False
         #: Moving averages of messages and bytes per entry; None until entries were seen.
@@ -142,7 +144,7 @@ class Dispatcher(ABC):
 
     def read_more(self) -> None:
         """Start a read when none is in flight and some consumer can take messages."""
-        if self._read_task is not None or self._closed:
+        if self._read_task is not None or self._parked or self._closed:
             return
         permits = self._permits_available()
         if permits <= 0:
@@ -202,12 +204,15 @@ class Dispatcher(ABC):
             if replaying:
                 entries = await self._read_replay(replay)
             else:
-                entries = await self.cursor.read_entries_or_wait(max_entries)
+                entries = await self.cursor.read_entries_or_notify(max_entries, self)
         except Exception as exc:
             self._read_failed(exc, replay)
             return
         self._read_task = None
         self._backoff.reset()
+        if entries is None:
+            self._parked = True
+            return
         if self._rewind_pending:
             self._rewind_pending = False
             self.cursor.rewind()
@@ -411,9 +416,16 @@ class Dispatcher(ABC):
             self.read_more()
 
     def stop_reading(self) -> None:
-        """The read in flight returns at once (an entry it already fetched is kept for replay)."""
-        if self._read_task is not None:
+        """The read in flight returns at once (an entry it already fetched is kept for replay),
+        or the parked one ends."""
+        if self._read_task is not None or self._parked:
             self.cursor.cancel_pending_read()
+
+    def entries_available(self, more: bool) -> None:
+        """The cursor's call after a read that reached the end of the log (EntriesListener)."""
+        self._parked = False
+        if more:
+            self.read_more()
 
     def close(self) -> None:
         self._closed = True
