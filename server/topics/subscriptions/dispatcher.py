@@ -85,6 +85,10 @@ def unacked_in(ack_set: list[int]) -> int:
 
 
 class Dispatcher(ABC):
+    __slots__ = ("_backoff", "_bytes_per_entry", "_closed", "_limits", "_messages_per_entry", "_parked",
+                 "_rate_wait", "_read_task", "_replay", "_rewind_pending", "blocked_on_unacked", "consumers",
+                 "cursor", "delayed", "subscription", "unacked_messages")
+
     #: Whether deliver_at_time is honoured (Shared, Key_Shared).
     honours_delays = False
 

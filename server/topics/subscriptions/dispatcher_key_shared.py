@@ -75,6 +75,9 @@ def keyed_entry(metadata: pb.MessageMetadata) -> KeyedEntry:
 
 
 class KeySharedDispatcher(SharedDispatcher):
+    __slots__ = ("_holder", "_holders", "_keyed", "_look_ahead", "_replay_hashes", "_replay_messages",
+                 "_selector", "allow_out_of_order", "meta")
+
     def __init__(
         self, subscription: "Subscription", limits: ReadLimits, meta: pb.KeySharedMeta,
         selector: ConsumerSelector, look_ahead: LookAheadLimits,

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 
 class SharedDispatcher(Dispatcher):
+    __slots__ = ("_next",)
+
     honours_delays = True
 
     def __init__(self, subscription, limits: ReadLimits) -> None:

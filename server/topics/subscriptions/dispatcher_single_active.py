@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 
 class SingleActiveConsumerDispatcher(Dispatcher):
+    __slots__ = ("_switching", "active", "failover_delay_s", "partition_index", "sub_type")
+
     def __init__(self, subscription, limits: ReadLimits, sub_type: int, partition_index: int,
                  failover_delay_s: float) -> None:
         super().__init__(subscription, limits)

@@ -42,6 +42,9 @@ SUPPORTED_TYPES = (
 
 
 class Subscription:
+    __slots__ = ("_fenced", "_pending_acks", "cursor", "dispatcher", "last_active", "name",
+                 "reads_compacted", "redelivery_counts", "stats", "sub_type", "topic")
+
     def __init__(self, topic: "Topic", name: str, cursor: ManagedCursor) -> None:
         self.topic = topic
         self.name = name
