@@ -8,6 +8,8 @@ from pathlib import Path
 
 from bookkeeper.config import BookieConfig, BookKeeperClientConfig, conf_key
 
+from .interned import interned
+
 
 @dataclass(frozen=True)
 class StorageConfig:
@@ -92,7 +94,8 @@ class StorageConfig:
     @property
     def default_persistence(self) -> PersistencePolicy:
         """The managedLedgerDefault* keys: what a topic gets without a persistence policy."""
-        return PersistencePolicy(self.ensemble_size, self.write_quorum, self.ack_quorum, self.mark_delete_rate_limit)
+        return interned(PersistencePolicy(self.ensemble_size, self.write_quorum, self.ack_quorum,
+                                          self.mark_delete_rate_limit))
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,7 @@ from .coalesced_task import CoalescedTask
 from .compacted_view import CompactedView
 from .config import PersistencePolicy, StorageConfig
 from .cursor import ManagedCursorImpl
+from .interned import interned
 from .cursor_registry import CursorRegistry
 from .entry_cache import EntryCache
 from .entry_reader import EntryReader, last_index_holding, read_across
@@ -76,7 +77,7 @@ class ManagedLedgerImpl:
                  "_in_flight", "_last_confirmed", "_ledgers", "_loop", "_metadata_version",
                  "_on_closed", "_path", "_queued", "_read_limit", "_reads", "_rollover_rule",
                  "_rollover_task", "_rollover_timer", "_state", "_tags", "_terminated", "_terminating",
-                 "_trimmer", "_trimming", "_waiters", "_writer", "_writer_bytes", "_writer_entries",
+                 "_trimming", "_waiters", "_writer", "_writer_bytes", "_writer_entries",
                  "_writer_info", "config", "ledger_list", "lost_entries", "name", "persistence", "retention",
                  "store", "write_latency")
 
@@ -118,9 +119,8 @@ class ManagedLedgerImpl:
         self._waiters: dict[ManagedCursorImpl, None] = {}
         #: Where cursors stop reading when short of the last confirmed entry (set_read_limit).
         self._read_limit: Position | None = None
-        self.retention = RetentionPolicy(config.retention_time_minutes, config.retention_size_mb)
-        self._trimmer = LedgerTrimmer(self, bookkeeper, self._reads, self._cursors)
-        self._trimming = CoalescedTask(LedgerTrimmer.trim, self._trimmer)
+        self.retention = interned(RetentionPolicy(config.retention_time_minutes, config.retention_size_mb))
+        self._trimming = CoalescedTask(ManagedLedgerImpl._trim_pass, self)
         self._compacted: CompactedLedger | None = None
         self._compacted_view: CompactedView | None = None
         #: Set once terminated: the last entry there will ever be (persisted in the metadata).
@@ -234,7 +234,7 @@ class ManagedLedgerImpl:
         self._install_writer(writer, info)
         self._last_confirmed = self.ledger_list.last_confirmed()
         for ledger_id in empty:
-            await self._trimmer.delete(ledger_id)
+            await self._trimmer().delete(ledger_id)
         await self._cursors.load()
         logger.debug("opened managed ledger %s: ledgers %s, last confirmed %s", self.name,
                     self.ledgers_info(), self._last_confirmed)
@@ -358,7 +358,7 @@ class ManagedLedgerImpl:
             await self.persist_metadata()
         except ManagedLedgerStorageError as exc:
             self.ledger_list.remove({writer.ledger_id})
-            await self._trimmer.delete_unrecorded(writer.ledger_id, exc)
+            await self._trimmer().delete_unrecorded(writer.ledger_id, exc)
             self._rollover_failed(exc)
             return
         self._install_writer(writer, info)
@@ -511,6 +511,13 @@ class ManagedLedgerImpl:
         time-based retention acts without new writes or acks)."""
         await self._trimming.run_now()
 
+    def _trimmer(self) -> LedgerTrimmer:
+        """Made for each use (passes and deletions are rare): a topic keeps none."""
+        return LedgerTrimmer(self, self._bookkeeper, self._reads, self._cursors)
+
+    async def _trim_pass(self) -> None:
+        await self._trimmer().trim()
+
     # ---- the compacted view --------------------------------------------------------------
 
     async def compacted_view(self) -> CompactedView | None:
@@ -532,11 +539,11 @@ class ManagedLedgerImpl:
             await self.persist_metadata()
         except ManagedLedgerStorageError as exc:
             self._compacted = previous
-            await self._trimmer.delete_unrecorded(view.ledger_id, exc)
+            await self._trimmer().delete_unrecorded(view.ledger_id, exc)
             raise
         self._compacted_view = view
         if previous is not None:
-            await self._trimmer.delete(previous.ledger_id)
+            await self._trimmer().delete(previous.ledger_id)
         return view
 
     # ---- metadata and lifecycle ----------------------------------------------------------

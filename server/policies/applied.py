@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from log_limits.repeats import RepeatLimitedLog
 from managed_ledger.errors import MetadataStoreError
+from managed_ledger.interned import interned
 from server.config import BrokerConfig
 from server.errors import BrokerError
 from server.topics.subscriptions.delayed_delivery import DelayedDeliveryPolicy
@@ -70,8 +71,8 @@ def delayed_delivery_of(view: dict[str, Any], config: BrokerConfig) -> DelayedDe
     """Pulsar's delayed_delivery_policies {active, tickTime}: each field the topic's, else the
     namespace's, else delayedDeliveryEnabled / delayedDeliveryTickTimeMillis."""
     policy = view.get(DELAYED_DELIVERY) or {}
-    return DelayedDeliveryPolicy(bool(policy.get("active", config.delayed_delivery_enabled)),
-                                 int(policy.get("tickTime", config.delayed_delivery_tick_time_millis)))
+    return interned(DelayedDeliveryPolicy(bool(policy.get("active", config.delayed_delivery_enabled)),
+                                          int(policy.get("tickTime", config.delayed_delivery_tick_time_millis))))
 
 
 def apply_policies(topic: "Topic | NonPersistentTopic", view: dict[str, Any], config: BrokerConfig,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from managed_ledger.config import PersistencePolicy
+from managed_ledger.interned import interned
 from server.config import BrokerConfig
 
 PERSISTENCE = "persistence"
@@ -23,7 +24,7 @@ def persistence_of(policies: dict[str, Any], config: BrokerConfig) -> Persistenc
     stored = policies.get(PERSISTENCE)
     if not isinstance(stored, dict):
         return default
-    return PersistencePolicy(stored.get("bookkeeperEnsemble", default.ensemble_size),
-                             stored.get("bookkeeperWriteQuorum", default.write_quorum),
-                             stored.get("bookkeeperAckQuorum", default.ack_quorum),
-                             float(stored.get("managedLedgerMaxMarkDeleteRate", default.mark_delete_rate)))
+    return interned(PersistencePolicy(stored.get("bookkeeperEnsemble", default.ensemble_size),
+                                      stored.get("bookkeeperWriteQuorum", default.write_quorum),
+                                      stored.get("bookkeeperAckQuorum", default.ack_quorum),
+                                      float(stored.get("managedLedgerMaxMarkDeleteRate", default.mark_delete_rate))))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from managed_ledger.interned import interned
 from managed_ledger.retention import InvalidRetentionError, RetentionPolicy
 from server.config import BrokerConfig
 from server.errors import NotAllowed
@@ -26,7 +27,7 @@ RETENTION_POLICIES = "retention_policies"
 
 
 def broker_default_retention(config: BrokerConfig) -> RetentionPolicy:
-    return RetentionPolicy(config.storage.retention_time_minutes, config.storage.retention_size_mb)
+    return interned(RetentionPolicy(config.storage.retention_time_minutes, config.storage.retention_size_mb))
 
 
 def parse_retention(document: Any) -> RetentionPolicy:
@@ -38,7 +39,7 @@ def parse_retention(document: Any) -> RetentionPolicy:
     if not isinstance(time, int) or not isinstance(size, int) or isinstance(time, bool) or isinstance(size, bool):
         raise NotAllowed(f"retention_policies: time and size must be integers, got {document!r}")
     try:
-        return RetentionPolicy(time, size)
+        return interned(RetentionPolicy(time, size))
     except InvalidRetentionError as exc:
         raise NotAllowed(f"Invalid retention policy: {exc}") from None
 

@@ -155,8 +155,6 @@ def test_read_backoff_doubles_to_the_max_and_honours_the_mandatory_stop():
     now = [0.0]
     backoff = ReadBackoff(BackoffTimes(1.0, 4.0), clock=lambda: now[0])
     assert [backoff.next_delay() for _ in range(4)] == [1.0, 2.0, 4.0, 4.0]
-    backoff.reset()
-    assert backoff.next_delay() == 1.0
     stopping = ReadBackoff(BackoffTimes(1.0, 4.0, mandatory_stop_s=5.0), clock=lambda: now[0])
     delays = []
     for _ in range(4):

@@ -11,6 +11,7 @@ from managed_ledger.coalesced_task import CoalescedTask
 from managed_ledger.errors import ManagedLedgerError, ManagedLedgerStorageError, MetadataStoreError
 from managed_ledger.held_locks import LockTable
 from managed_ledger.interfaces import ManagedLedger, MetadataStore
+from managed_ledger.interned import interned
 from managed_ledger.position import EARLIEST, LATEST, Entry, InitialPosition, Position
 from protocol import pulsar_api_pb2 as pb
 from protocol.entry import read_metadata
@@ -60,18 +61,18 @@ class Topic(TopicBase):
             sub_name: Subscription(self, sub_name, cursor)
             for sub_name, cursor in ledger.cursors.items() if sub_name not in INTERNAL_CURSORS
         }
-        self.compaction = TopicCompaction(ledger, broker.config.topic_compaction_retain_null_key)
+        self._compaction: TopicCompaction | None = None   # made on first use, as the two below
         self.stats = TopicStats()
         self.policies: dict[str, Any] = {}
         config = broker.config
         #: Whether its Shared subscriptions hold delayed messages (the policy in force, set with
         #: self.policies)
-        self.delayed_delivery = DelayedDeliveryPolicy(config.delayed_delivery_enabled,
-                                                      config.delayed_delivery_tick_time_millis)
+        self.delayed_delivery = interned(DelayedDeliveryPolicy(config.delayed_delivery_enabled,
+                                                               config.delayed_delivery_tick_time_millis))
         self._unloading: asyncio.Task[bool] | None = None
         #: Whether the policy in force wants deduplication; _deduplication_switch makes it so.
         self._deduplication_wanted = deduplication is not None
-        self._deduplication_switch = CoalescedTask(Topic._switch_deduplication, self)
+        self._deduplication_switch: CoalescedTask[Topic] | None = None
         #: Appends waiting for hold_appends to end (None: appends go straight to the ledger).
         self._held: list[tuple[list[bytes], int, Callable]] | None = None
 
@@ -101,7 +102,12 @@ class Topic(TopicBase):
         SENDs are not checked (as in Pulsar); turned off, its cursor and snapshot go."""
         if enabled != self._deduplication_wanted:
             self._deduplication_wanted = enabled
-            self._deduplication_switch.request()
+            self._switcher().request()
+
+    def _switcher(self) -> CoalescedTask[Topic]:
+        if self._deduplication_switch is None:
+            self._deduplication_switch = CoalescedTask(Topic._switch_deduplication, self)
+        return self._deduplication_switch
 
     async def _switch_deduplication(self) -> None:
         wanted = self._deduplication_wanted
@@ -283,6 +289,12 @@ class Topic(TopicBase):
 
     # -- compaction -------------------------------------------------------------------------
 
+    @property
+    def compaction(self) -> TopicCompaction:
+        if self._compaction is None:
+            self._compaction = TopicCompaction(self.ledger, self.broker.config.topic_compaction_retain_null_key)
+        return self._compaction
+
     async def compact(self) -> None:
         """Start compacting in the background (CompactionInProgress if running already)."""
         self.compaction.start(self._hidden)
@@ -341,11 +353,12 @@ class Topic(TopicBase):
         self.access.close_all()
         for subscription in self.subscriptions.values():
             subscription.close()
-        await self._deduplication_switch.stop()
+        await self._switcher().stop()   # (a later policy change then switches nothing)
         parts = [("transaction buffer", self.transaction_buffer.close) if self.transaction_buffer else None,
                  ("deduplication snapshot", self.deduplication.close) if self.deduplication else None,
                  *((f"pending acks of {s.name}", s.close_pending_acks) for s in self.subscriptions.values()),
-                 ("compaction", self.compaction.close), ("managed ledger", self.ledger.close)]
+                 ("compaction", self._compaction.close) if self._compaction else None,
+                 ("managed ledger", self.ledger.close)]
         for part, close in filter(None, parts):
             try:
                 await close()

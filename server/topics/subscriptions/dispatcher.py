@@ -102,7 +102,7 @@ class Dispatcher(ABC):
         self._read_task: asyncio.Task | None = None
         #: Read to the end of the log: the cursor calls entries_available when to read again.
         self._parked = False
-        self._backoff = ReadBackoff(limits.backoff)
+        self._backoff: ReadBackoff | None = None   # from a failed read until one succeeds
         self._rewind_pending = False
         #: Moving averages of messages and bytes per entry; None until entries were seen.
         self._messages_per_entry: float | None = None
@@ -213,7 +213,7 @@ class Dispatcher(ABC):
             self._read_failed(exc, replay)
             return
         self._read_task = None
-        self._backoff.reset()
+        self._backoff = None
         if entries is None:
             self._parked = True
             return
@@ -227,6 +227,8 @@ class Dispatcher(ABC):
     def _read_failed(self, error: Exception, replay: list[Position]) -> None:
         """Retry later, backing off (as Pulsar's readFailureBackoff). Storage failing is expected
         (bookies down, an entry lost): one line per interval; anything else is a bug."""
+        if self._backoff is None:
+            self._backoff = ReadBackoff(self._limits.backoff)
         delay = self._backoff.next_delay()
         name = f"{self.subscription.topic.name}/{self.subscription.name}"
         if isinstance(error, ManagedLedgerStorageError):

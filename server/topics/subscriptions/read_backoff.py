@@ -45,9 +45,3 @@ class ReadBackoff:
             self._stop_made = True
             delay = times.mandatory_stop_s - elapsed
         return max(times.initial_s, delay)
-
-    def reset(self) -> None:
-        """The read succeeded: the next failure starts a new run."""
-        self._next_s = self._times.initial_s
-        self._first_failure = None
-        self._stop_made = False

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from managed_ledger.compacted_view import CompactedCursor
 from managed_ledger.interfaces import ManagedCursor, ManagedLedger
+from managed_ledger.interned import interned
 from managed_ledger.position import Position
 from protocol import pulsar_api_pb2 as pb
 from protocol.entry import read_metadata
@@ -122,8 +123,8 @@ class Subscription:
         backoff = BackoffTimes(config.dispatcher_read_failure_backoff_initial_time_in_ms / 1000,
                                config.dispatcher_read_failure_backoff_max_time_in_ms / 1000,
                                config.dispatcher_read_failure_backoff_mandatory_stop_time_in_ms / 1000)
-        limits = ReadLimits(config.dispatcher_max_read_batch_size, config.dispatcher_max_read_size_bytes,
-                            config.precise_dispatcher_flow_control, backoff)
+        limits = interned(ReadLimits(config.dispatcher_max_read_batch_size, config.dispatcher_max_read_size_bytes,
+                                     config.precise_dispatcher_flow_control, backoff))
         if consumer.sub_type == pb.CommandSubscribe.Key_Shared:
             meta = consumer.key_shared_meta
             selector = selector_for(meta, config)
