@@ -44,7 +44,7 @@ from .held_locks import LockTable
 from .interfaces import MetadataStore
 from .latency import LatencyHistogram
 from .ledger_list import LedgerInfo, LedgerList
-from .ledger_tags import COMPACTED_LEDGER, MANAGED_LEDGER, LedgerOwner, LedgerTags
+from .ledger_tags import COMPACTED_LEDGER, LedgerOwner, LedgerTags
 from .lost_entries import LostEntryCounts
 from .metadata import CompactedLedger, ManagedLedgerMetadata, managed_ledger_path
 from .position import EARLIEST, Entry, InitialPosition, Position
@@ -108,7 +108,7 @@ class ManagedLedgerImpl:
         self._writer_bytes = 0
         self._rollover_rule = RolloverRule(config)
         self._rollover_timer = RolloverTimer(clock, config, ManagedLedgerImpl._rollover_timer_check, self)
-        self._ledgers = WritingLedgers(name, bookkeeper, tags.of(LedgerOwner(MANAGED_LEDGER, name)))
+        self._ledgers = WritingLedgers(name, bookkeeper, tags)
         self._queued: list[QueuedAdd] = []
         self._rollover_task: asyncio.Task | None = None
         self._reads = EntryReader(bookkeeper, cache)

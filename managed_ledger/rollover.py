@@ -21,6 +21,7 @@ from bookkeeper.interfaces import LedgerClient, ReadHandle, WriteHandle
 
 from .config import PersistencePolicy, StorageConfig
 from .ledger_list import LedgerInfo, LedgerList, now_ms
+from .ledger_tags import MANAGED_LEDGER, LedgerOwner, LedgerTags
 
 logger = logging.getLogger(__name__)
 
@@ -149,17 +150,18 @@ class WritingLedgers:
     at close, and at open the one a previous run may have left open. A seal that fails is one
     warning line: opening with recovery seals the ledger later."""
 
-    __slots__ = ("_name", "_bookkeeper", "_custom")
+    __slots__ = ("_name", "_bookkeeper", "_tags")
 
-    def __init__(self, name: str, bookkeeper: LedgerClient, custom: dict[str, bytes]) -> None:
+    def __init__(self, name: str, bookkeeper: LedgerClient, tags: LedgerTags) -> None:
         self._name = name
         self._bookkeeper = bookkeeper
-        self._custom = custom   # its tags (ledger_tags.py), so the orphan cleaner knows whose it is
+        self._tags = tags   # a ledger's tell the orphan cleaner whose it is (made at creation: rare)
 
     async def create(self, policy: PersistencePolicy) -> WriteHandle:
         """A ledger for this log's writes, replicated as its persistence policy says now (a
         change of the policy applies from the next ledger on, as in Pulsar)."""
-        return await self._bookkeeper.create_ledger(self._custom, policy.ensemble_size,
+        custom = self._tags.of(LedgerOwner(MANAGED_LEDGER, self._name))
+        return await self._bookkeeper.create_ledger(custom, policy.ensemble_size,
                                                     policy.write_quorum, policy.ack_quorum)
 
     async def seal(self, writer: WriteHandle, ledgers: LedgerList) -> None:
