@@ -121,11 +121,11 @@ class ManagedCursorImpl:
 
     def seek(self, read_position: Position) -> None:
         self._read_position = self._ledger.resolve_start(read_position)
-        self._wake_reader(True)
+        self.wake_reader(True)
 
     def rewind(self) -> None:
         self._read_position = self._ledger.ledger_list.next_position(self._mark_delete)
-        self._wake_reader(True)
+        self.wake_reader(True)
 
     def backlog(self) -> int:
         ledgers = self._ledger.ledger_list
@@ -204,7 +204,7 @@ class ManagedCursorImpl:
         listener is told (False); entries it already fetched from disk are still returned."""
         if self._reading:
             self._read_cancelled = True
-        self._wake_reader(False)
+        self.wake_reader(False)
 
     async def _wait_for_entries(self) -> bool:
         """Sleep until an add lands (True) or the read is cancelled (False)."""
@@ -218,10 +218,8 @@ class ManagedCursorImpl:
             self._ledger.unregister_waiter(self)
 
     def wake_reader(self, more: bool) -> None:
-        """An add landed, the read limit moved (True), or the ledger closes (False)."""
-        self._wake_reader(more)
-
-    def _wake_reader(self, more: bool) -> None:
+        """Its read waits no longer: an add landed or the position or read limit moved (True),
+        or the read was cancelled, the cursor or the ledger closes (False)."""
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(more)
         listener = self._listener
@@ -347,7 +345,7 @@ class ManagedCursorImpl:
         self._acked.clear()
         self._batch_acks.clear()
         self._read_position = position
-        self._wake_reader(True)
+        self.wake_reader(True)
         if self.durable:
             self._dirty = True
             await self.flush()
@@ -466,7 +464,7 @@ class ManagedCursorImpl:
         finally:
             self._closed = True
             self._active_cursors.pop(self, None)
-            self._wake_reader(False)
+            self.wake_reader(False)
             if self._store is not None:
                 await self._store.close()
 
@@ -475,7 +473,7 @@ class ManagedCursorImpl:
         returns []."""
         self._closed = True
         self._active_cursors.pop(self, None)
-        self._wake_reader(False)
+        self.wake_reader(False)
         await self._stop_background_flushes()
         if self._store is not None:
             await self._store.delete()

@@ -34,7 +34,6 @@ from .coalesced_task import CoalescedTask
 from .compacted_view import CompactedView
 from .config import PersistencePolicy, StorageConfig
 from .cursor import ManagedCursorImpl
-from .interned import interned
 from .cursor_registry import CursorRegistry
 from .entry_cache import EntryCache
 from .entry_reader import EntryReader, last_index_holding, read_across
@@ -42,6 +41,7 @@ from .errors import (ManagedLedgerClosedError, ManagedLedgerFencedError, Managed
                      ManagedLedgerTerminatedError, MetadataStoreError)
 from .held_locks import LockTable
 from .interfaces import MetadataStore
+from .interned import interned
 from .latency import LatencyHistogram
 from .ledger_list import LedgerInfo, LedgerList
 from .ledger_tags import COMPACTED_LEDGER, LedgerOwner, LedgerTags

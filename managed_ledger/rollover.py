@@ -119,7 +119,8 @@ class RolloverTimer:
 
     RETRY_S = 60.0
 
-    def __init__(self, clock: RolloverClock, config: StorageConfig, check: Callable[[Any], bool], owner: object) -> None:
+    def __init__(self, clock: RolloverClock, config: StorageConfig, check: Callable[[Any], bool],
+                 owner: object) -> None:
         self._clock = clock
         self._config = config
         self._check: Callable[[Any], bool] | None = check
@@ -155,7 +156,8 @@ class WritingLedgers:
     def __init__(self, name: str, bookkeeper: LedgerClient, tags: LedgerTags) -> None:
         self._name = name
         self._bookkeeper = bookkeeper
-        self._tags = tags   # a ledger's tell the orphan cleaner whose it is (made at creation: rare)
+        #: the store's: each ledger gets its own tags at creation, so the orphan cleaner knows whose it is
+        self._tags = tags
 
     async def create(self, policy: PersistencePolicy) -> WriteHandle:
         """A ledger for this log's writes, replicated as its persistence policy says now (a

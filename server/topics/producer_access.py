@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+ACCESS_MODES = (pb.Shared, pb.Exclusive, pb.ExclusiveWithFencing, pb.WaitForExclusive)
 
 
 class EpochKeeper(Protocol):
@@ -30,8 +31,6 @@ class EpochKeeper(Protocol):
     def name(self) -> object: ...
 
     async def store_epoch(self, epoch: int) -> None: ...
-
-ACCESS_MODES = (pb.Shared, pb.Exclusive, pb.ExclusiveWithFencing, pb.WaitForExclusive)
 
 
 class ProducerAccess:

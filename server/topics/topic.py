@@ -61,7 +61,7 @@ class Topic(TopicBase):
             sub_name: Subscription(self, sub_name, cursor)
             for sub_name, cursor in ledger.cursors.items() if sub_name not in INTERNAL_CURSORS
         }
-        self._compaction: TopicCompaction | None = None   # made on first use, as the two below
+        self._compaction: TopicCompaction | None = None   # made on first use (see compaction)
         self.stats = TopicStats()
         self.policies: dict[str, Any] = {}
         config = broker.config
@@ -72,7 +72,7 @@ class Topic(TopicBase):
         self._unloading: asyncio.Task[bool] | None = None
         #: Whether the policy in force wants deduplication; _deduplication_switch makes it so.
         self._deduplication_wanted = deduplication is not None
-        self._deduplication_switch: CoalescedTask[Topic] | None = None
+        self._deduplication_switch: CoalescedTask[Topic] | None = None   # made on first use (_switcher)
         #: Appends waiting for hold_appends to end (None: appends go straight to the ledger).
         self._held: list[tuple[list[bytes], int, Callable]] | None = None
 
