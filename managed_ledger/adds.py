@@ -33,19 +33,20 @@ class InFlightAdds:
 
     def __init__(self) -> None:
         self.count = 0
-        self._waiters: list[asyncio.Future[None]] = []
+        self._waiters: list[asyncio.Future[None]] | tuple[()] = ()   # a list once one waits (memory)
 
     def completed(self, count: int) -> None:
         self.count -= count
         if not self.count and self._waiters:
-            waiters, self._waiters = self._waiters, []
+            waiters, self._waiters = self._waiters, ()
             for waiter in waiters:
                 settle(waiter, None, None)
 
     async def drained(self) -> None:
         if self.count:
-            self._waiters.append(asyncio.get_running_loop().create_future())
-            await self._waiters[-1]
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters = [*self._waiters, waiter]
+            await waiter
 
 
 def settle(future: asyncio.Future, result: object, error: BaseException | None) -> None:

@@ -17,7 +17,7 @@ from .cursor_store import CursorStore
 from .errors import ManagedLedgerStorageError
 from .held_locks import LockTable
 from .interfaces import MetadataStore
-from .metadata import CursorState, cursor_path, decode_name
+from .metadata import CursorState, decode_name
 from .position import Position
 from .uncancellable import run_to_end
 
@@ -55,7 +55,7 @@ class CursorRegistry:
     async def load(self) -> None:
         for component in await self._store.children(self._path):
             name = decode_name(component)
-            found = await CursorStore.load(self._store, cursor_path(self._ledger.name, name), self._bookkeeper)
+            found = await CursorStore.load(self._store, self._path, name, self._bookkeeper)
             if found is not None:
                 state, store = found
                 self.durable[name] = ManagedCursorImpl(self._ledger, name, state, store, self.active)
@@ -71,7 +71,7 @@ class CursorRegistry:
             cursor = self.durable.get(name)
             if cursor is not None:
                 return cursor
-            store = CursorStore(self._store, cursor_path(self._ledger.name, name), self._bookkeeper)
+            store = CursorStore(self._store, self._path, name, self._bookkeeper)
             cursor = ManagedCursorImpl(self._ledger, name, CursorState(mark_delete()), store, self.active)
             try:
                 await cursor.create()

@@ -29,7 +29,7 @@ from log_limits.repeats import RepeatLimitedLog
 
 from .errors import MetadataNotFoundError
 from .interfaces import MetadataStore
-from .metadata import CursorState
+from .metadata import CursorState, cursor_path
 
 logger = logging.getLogger(__name__)
 _repeats = RepeatLimitedLog(logger)
@@ -38,40 +38,49 @@ MAX_ENTRIES = 50000   # Pulsar's managedLedgerCursorMaxEntriesPerLedger
 
 
 class CursorStore:
-    __slots__ = ("_bookkeeper", "_entries", "_path", "_store", "_version", "_writer", "ledger_id")
+    __slots__ = ("_bookkeeper", "_cursor", "_entries", "_ledger_path", "_store", "_version", "_writer",
+                 "ledger_id")
 
-    def __init__(self, store: MetadataStore, path: str, bookkeeper: LedgerClient | None,
+    def __init__(self, store: MetadataStore, ledger_path: str, cursor: str, bookkeeper: LedgerClient | None,
                  version: int = -1, ledger_id: int | None = None) -> None:
         self._store = store
-        self._path = path
+        self._ledger_path = ledger_path   # its managed ledger's node, shared with it
+        self._cursor = cursor
         self._bookkeeper = bookkeeper   # None: the node alone holds the state
         self._version = version
         self.ledger_id = ledger_id      # the ledger the node names
         self._writer: WriteHandle | None = None
         self._entries = 0
 
+    @property
+    def _path(self) -> str:
+        """Its node, made when used: a broker holds 100,000s of cursors, and stores a state
+        seldom (cursor.py batches them)."""
+        return cursor_path(self._ledger_path, self._cursor)
+
     @classmethod
-    async def load(cls, store: MetadataStore, path: str,
+    async def load(cls, store: MetadataStore, ledger_path: str, cursor: str,
                    bookkeeper: LedgerClient | None) -> tuple[CursorState, CursorStore] | None:
         """The stored state (the last one its ledger holds, if it names one), None if there is
         no cursor there."""
-        found = await store.get(path)
+        found = await store.get(cursor_path(ledger_path, cursor))
         if found is None:
             return None
         stored = CursorState.decode(found[0])
         state = stored
         if stored.ledger is not None and bookkeeper is not None:
             state = await _last_state(bookkeeper, stored.ledger) or stored
-        holder = cls(store, path, bookkeeper, found[1], stored.ledger)
+        holder = cls(store, ledger_path, cursor, bookkeeper, found[1], stored.ledger)
         await holder._start_ledger_if_bookies(state)
         return state, holder
 
     @classmethod
-    async def delete_stored(cls, store: MetadataStore, path: str, bookkeeper: LedgerClient | None) -> None:
+    async def delete_stored(cls, store: MetadataStore, ledger_path: str, cursor: str,
+                            bookkeeper: LedgerClient | None) -> None:
         """Delete a cursor's node and ledger (its managed ledger is being deleted)."""
-        found = await store.get(path)
+        found = await store.get(cursor_path(ledger_path, cursor))
         ledger_id = CursorState.decode(found[0]).ledger if found is not None else None
-        await cls(store, path, bookkeeper, ledger_id=ledger_id).delete()
+        await cls(store, ledger_path, cursor, bookkeeper, ledger_id=ledger_id).delete()
 
     async def create(self, state: CursorState) -> None:
         """Store the first state of a new cursor (there must be none)."""

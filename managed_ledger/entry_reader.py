@@ -20,22 +20,36 @@ ReadRange = Callable[[int, int, int], Awaitable[list[Entry]]]
 
 
 class EntryReader:
-    __slots__ = ("_bookkeeper", "_cache", "_handles", "entries_read")
+    """Most topics read one ledger, so the handle used last is kept apart from the others
+    (a dict made on first use): a broker holds 100,000s of these."""
+
+    __slots__ = ("_bookkeeper", "_cache", "_ledger_id", "_handle", "_others", "entries_read")
 
     def __init__(self, bookkeeper: LedgerClient, cache: EntryCache) -> None:
         self._bookkeeper = bookkeeper
         self._cache = cache
-        self._handles: dict[int, ReadHandle] = {}
+        self._ledger_id = -1
+        self._handle: ReadHandle | None = None
+        self._others: dict[int, ReadHandle] | None = None
         #: Entries read so far (cache or disk), for the storage read-rate metric.
         self.entries_read = 0
 
     def use(self, ledger_id: int, handle: ReadHandle) -> None:
         """Read ledger_id through handle (one already open: a recovered ledger, the writer)."""
-        self._handles[ledger_id] = handle
+        if self._handle is not None and self._ledger_id != ledger_id:
+            if self._others is None:
+                self._others = {}
+            self._others[self._ledger_id] = self._handle
+        elif self._others is not None:
+            self._others.pop(ledger_id, None)
+        self._ledger_id, self._handle = ledger_id, handle
 
     def forget(self, ledger_id: int) -> None:
         """The ledger is deleted: drop its handle and its cached entries."""
-        self._handles.pop(ledger_id, None)
+        if ledger_id == self._ledger_id:
+            self._ledger_id, self._handle = -1, None
+        elif self._others is not None:
+            self._others.pop(ledger_id, None)
         self._cache.invalidate_ledger(ledger_id)
 
     async def read(self, ledger_id: int, first: int, last: int) -> list[Entry]:
@@ -51,7 +65,7 @@ class EntryReader:
             entry_id += 1
         if entry_id <= last:
             try:
-                handle = await self._handle(ledger_id)
+                handle = await self._handle_of(ledger_id)
                 stored = await handle.read_entries(entry_id, last)
             except (EntryUnreadableError, NoSuchLedgerError) as exc:
                 if entries:
@@ -69,11 +83,13 @@ class EntryReader:
         self.entries_read += len(entries)
         return entries
 
-    async def _handle(self, ledger_id: int) -> ReadHandle:
-        handle = self._handles.get(ledger_id)
+    async def _handle_of(self, ledger_id: int) -> ReadHandle:
+        if ledger_id == self._ledger_id and self._handle is not None:
+            return self._handle
+        handle = self._others.get(ledger_id) if self._others is not None else None
         if handle is None:
             handle = await self._bookkeeper.open_ledger(ledger_id, recovery=False)
-            self._handles[ledger_id] = handle
+            self.use(ledger_id, handle)
         return handle
 
 

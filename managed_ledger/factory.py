@@ -38,7 +38,7 @@ from .managed_ledger import ManagedLedgerImpl
 from .read_only import ReadOnlyManagedLedger
 from .rollover import RolloverClock
 from .cursor_store import CursorStore
-from .metadata import (MANAGED_LEDGERS_PATH, ManagedLedgerMetadata, cursor_path, decode_name, encode_name,
+from .metadata import (MANAGED_LEDGERS_PATH, ManagedLedgerMetadata, decode_name, encode_name,
                        managed_ledger_path)
 
 logger = logging.getLogger(__name__)
@@ -219,7 +219,7 @@ class ManagedLedgerFactoryImpl:
                 logger.warning("deleting ledger %d of %s: %s", ledger_id, name, exc)
         cursor_ledgers = self.bookkeeper if self.config.uses_bookkeeper_cluster else None
         for component in await store.children(path):
-            await CursorStore.delete_stored(store, cursor_path(name, decode_name(component)), cursor_ledgers)
+            await CursorStore.delete_stored(store, path, decode_name(component), cursor_ledgers)
         await _delete_if_present(store, path)
         logger.info("deleted managed ledger %s", name)
 

@@ -109,7 +109,7 @@ class ManagedLedgerImpl:
         self._rollover_rule = RolloverRule(config)
         self._rollover_timer = RolloverTimer(clock, config, ManagedLedgerImpl._rollover_timer_check, self)
         self._ledgers = WritingLedgers(name, bookkeeper, tags)
-        self._queued: list[QueuedAdd] = []
+        self._queued: list[QueuedAdd] | tuple[()] = ()   # a list once an add waits (memory)
         self._rollover_task: asyncio.Task | None = None
         self._reads = EntryReader(bookkeeper, cache)
         self.lost_entries = LostEntryCounts()
@@ -261,6 +261,8 @@ class ManagedLedgerImpl:
             if self._state is ManagedLedgerState.WRITING:
                 self._send(entries, on_done, time.monotonic())
             else:
+                if not self._queued:
+                    self._queued = []
                 self._queued.append(QueuedAdd(entries, on_done, time.monotonic()))
                 if self._state is ManagedLedgerState.LEDGER_NEEDED:
                     self._start_rollover()
@@ -362,10 +364,10 @@ class ManagedLedgerImpl:
             self._rollover_failed(exc)
             return
         self._install_writer(writer, info)
-        queued, self._queued = self._queued, []
+        queued, self._queued = self._queued, ()
         for index, add in enumerate(queued):
             if self._state is not ManagedLedgerState.WRITING:
-                self._queued = queued[index:] + self._queued
+                self._queued = [*queued[index:], *self._queued]
                 break
             self._send(add.entries, add.on_done, add.started)
         logger.debug("managed ledger %s rolled over to ledger %d", self.name, writer.ledger_id)
@@ -381,7 +383,7 @@ class ManagedLedgerImpl:
         self._fail_queued(ManagedLedgerStorageError(f"no ledger to write to: {error}"))
 
     def _fail_queued(self, error: Exception) -> None:
-        queued, self._queued = self._queued, []
+        queued, self._queued = self._queued, ()
         for add in queued:
             self._add_completed(len(add.entries), add.on_done, None, error)
 

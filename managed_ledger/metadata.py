@@ -36,8 +36,9 @@ def managed_ledger_path(name: str) -> str:
     return f"{MANAGED_LEDGERS_PATH}/{encode_name(name)}"
 
 
-def cursor_path(ledger_name: str, cursor_name: str) -> str:
-    return f"{managed_ledger_path(ledger_name)}/{encode_name(cursor_name)}"
+def cursor_path(ledger_path: str, cursor_name: str) -> str:
+    """The node of a cursor under its managed ledger's (managed_ledger_path)."""
+    return f"{ledger_path}/{encode_name(cursor_name)}"
 
 
 @dataclass(frozen=True, slots=True)

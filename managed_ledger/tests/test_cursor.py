@@ -370,7 +370,7 @@ class LosingHandle:
 async def lose(ledger, entries: set[int]) -> None:
     reads = ledger._reads   # the one seam between a managed ledger and its ledgers' handles
     ledger_id = ledger.ledger_list.current.ledger_id
-    reads.use(ledger_id, LosingHandle(await reads._handle(ledger_id), entries))
+    reads.use(ledger_id, LosingHandle(await reads._handle_of(ledger_id), entries))
 
 
 async def test_a_lost_entry_holds_reads_after_delivering_those_before(tmp_path: Path) -> None:

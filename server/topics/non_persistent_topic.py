@@ -10,7 +10,7 @@ Subscriptions live as long as they have consumers.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from managed_ledger.position import Entry, Position
 from protocol import pulsar_api_pb2 as pb
@@ -18,7 +18,6 @@ from protocol.entry import read_metadata
 from server.errors import ConsumerBusy, NotAllowed
 from server.policies.topic_limits import check_consumer_room, check_subscription_room
 
-from .producer_access import ProducerAccess
 from .stats import TopicStats
 from .subscriptions.active_consumer import pick_active
 from .subscriptions.consumer import Consumer
@@ -219,14 +218,10 @@ def _selector_for(command: pb.CommandSubscribe, topic: TopicName, config: "Broke
 
 
 class NonPersistentTopic(TopicBase):
+    __slots__ = ()
+
     def __init__(self, broker: "TopicBroker", name: TopicName) -> None:
-        self.broker = broker
-        self.name = name
-        self.access = ProducerAccess(self, None)
-        self.deduplication = None
-        self.subscriptions: dict[str, NonPersistentSubscription] = {}
-        self.stats = TopicStats()
-        self.policies: dict[str, Any] = {}
+        super().__init__(broker, name, None, None, {})
 
     def publish(self, entries: list[bytes], num_messages: int,
                 on_done: Callable[[Position, BaseException | None], None]) -> None:

@@ -23,8 +23,6 @@ from .compaction import COMPACTION_CURSOR, TopicCompaction
 from .deduplication import DEDUPLICATION_CURSOR, MessageDeduplication
 from .message_id import position_of
 from .producer import Producer
-from .producer_access import ProducerAccess
-from .stats import TopicStats
 from .subscriptions.consumer import Consumer
 from .subscriptions.delayed_delivery import DelayedDeliveryPolicy
 from .subscriptions.subscription import Subscription
@@ -46,24 +44,20 @@ INTERNAL_CURSORS = (DEDUPLICATION_CURSOR, COMPACTION_CURSOR)
 
 
 class Topic(TopicBase):
+    __slots__ = ("ledger", "_compaction", "delayed_delivery", "_unloading", "_deduplication_wanted",
+                 "_deduplication_switch", "_held")
     positions_are_consecutive = True
 
     def __init__(
         self, broker: "TopicBroker", name: TopicName, ledger: ManagedLedger, epoch: int | None = None,
         deduplication: MessageDeduplication | None = None,
     ) -> None:
-        self.broker = broker
-        self.name = name
-        self.ledger = ledger
-        self.access = ProducerAccess(self, epoch)
-        self.deduplication = deduplication
-        self.subscriptions: dict[str, Subscription] = {
+        super().__init__(broker, name, epoch, deduplication, {
             sub_name: Subscription(self, sub_name, cursor)
             for sub_name, cursor in ledger.cursors.items() if sub_name not in INTERNAL_CURSORS
-        }
+        })
+        self.ledger = ledger
         self._compaction: TopicCompaction | None = None   # made on first use (see compaction)
-        self.stats = TopicStats()
-        self.policies: dict[str, Any] = {}
         config = broker.config
         #: Whether its Shared subscriptions hold delayed messages (the policy in force, set with
         #: self.policies)
@@ -222,7 +216,8 @@ class Topic(TopicBase):
         return consumer
 
     async def _create_subscription(self, command: pb.CommandSubscribe) -> Subscription:
-        check_new_subscription(self, command.subscription)
+        name = command.subscription   # one string for the subscription, its cursor and the dicts keyed by it
+        check_new_subscription(self, name)
         if command.durable:
             initial = (
                 InitialPosition.EARLIEST
@@ -230,13 +225,13 @@ class Topic(TopicBase):
                 else InitialPosition.LATEST
             )
             try:
-                cursor = await self.ledger.open_cursor(command.subscription, initial)
+                cursor = await self.ledger.open_cursor(name, initial)
             except ManagedLedgerStorageError as exc:   # as Pulsar: the client gets a PersistenceError
-                raise PersistenceError(f"Failed to create subscription {command.subscription}: {exc}") from exc
+                raise PersistenceError(f"Failed to create subscription {name}: {exc}") from exc
         else:
-            cursor = self.ledger.new_non_durable_cursor(command.subscription, self._reader_start(command))
-        subscription = Subscription(self, command.subscription, cursor)
-        self.subscriptions[command.subscription] = subscription
+            cursor = self.ledger.new_non_durable_cursor(name, self._reader_start(command))
+        subscription = Subscription(self, name, cursor)
+        self.subscriptions[name] = subscription
         return subscription
 
     async def _auto_subscription_creation_allowed(self) -> bool:

@@ -11,37 +11,43 @@ from server.policies.topic_limits import check_producer_room
 
 from .producer import Producer
 from .producer_access import ProducerAccess
+from .stats import TopicStats
 from .subscriptions.consumer import Consumer
 
 if TYPE_CHECKING:
     from .deduplication import MessageDeduplication
-    from .stats import TopicStats
     from .interfaces import ClientConnection, PublishLimit, TopicBroker, TopicRateLimits, TopicTransactions
     from .topic_name import TopicName
 
 
 class TopicBase:
-    """Base of a topic class that sets `broker`, `name`, `access`, `deduplication`, `stats` and
-    `subscriptions`."""
+    """What a persistent and a non-persistent topic hold alike (slotted: a broker holds
+    100,000s of topics)."""
 
-    broker: "TopicBroker"
-    name: "TopicName"
-    access: ProducerAccess
-    deduplication: "MessageDeduplication | None"
-    stats: "TopicStats"
-    subscriptions: dict
-    #: The policies in force (server/policies/catalog.applied_view), set at load and on change.
-    policies: dict
-    #: The publish rates this topic's SENDs count against (none: nothing limits it), and its
-    #: dispatch and subscribe rates; set with the policies (server/policies/rate_limits.py).
-    publish_limits: "tuple[PublishLimit, ...]" = ()
-    rate_limits: "TopicRateLimits | None" = None
+    __slots__ = ("broker", "name", "access", "deduplication", "stats", "subscriptions", "policies",
+                 "publish_limits", "rate_limits", "transaction_buffer")
+
     #: Whether entries published together get consecutive positions (a stored log's), so that
     #: one publish may carry a run of them.
     positions_are_consecutive = False
-    #: A persistent topic's transaction buffer, while transactions are enabled (set by the
-    #: broker at load); None: transactional SENDs are refused.
-    transaction_buffer: "TopicTransactions | None" = None
+
+    def __init__(self, broker: "TopicBroker", name: "TopicName", epoch: int | None,
+                 deduplication: "MessageDeduplication | None", subscriptions: dict) -> None:
+        self.broker = broker
+        self.name = name
+        self.access = ProducerAccess(self, epoch)
+        self.deduplication = deduplication
+        self.subscriptions = subscriptions
+        self.stats = TopicStats()
+        #: The policies in force (server/policies/catalog.applied_view), set at load and on change.
+        self.policies: dict = {}
+        #: The publish rates this topic's SENDs count against (none: nothing limits it), and its
+        #: dispatch and subscribe rates; set with the policies (server/policies/rate_limits.py).
+        self.publish_limits: "tuple[PublishLimit, ...]" = ()
+        self.rate_limits: "TopicRateLimits | None" = None
+        #: A persistent topic's transaction buffer, while transactions are enabled (set by the
+        #: broker at load); None: transactional SENDs are refused.
+        self.transaction_buffer: "TopicTransactions | None" = None
 
     @property
     def terminated(self) -> bool:
