@@ -1,118 +1,125 @@
 """GET /metrics: Prometheus text with Pulsar's metric names and labels (cluster, namespace,
 topic; subscription for per-subscription backlog), for persistent and non-persistent topics
-(these store nothing: their storage metrics are 0, as in Pulsar)."""
+(these store nothing: their storage metrics are 0, as in Pulsar).
+
+A broker may hold 100,000 topics, some 35 lines each: every topic's values are read in one pass,
+then written family by family in pieces of at most PIECE lines, so the caller can let the event
+loop run between pieces (server/admin/web.py streams them)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Union
+from itertools import islice
+from typing import Iterable, Iterator, Union
 
-from managed_ledger.interfaces import ManagedLedger
 from managed_ledger.latency import WRITE_LATENCY_BOUNDS_MS
 from server.config import BrokerConfig
 from server.topics.non_persistent_topic import NonPersistentTopic
 from server.topics.topic import Topic
 
 AnyTopic = Union[Topic, NonPersistentTopic]
-TopicValue = Callable[[AnyTopic, float], float]
+
+#: Lines (or topics read) per piece of the answer.
+PIECE = 2000
 
 
-def _stored(value: Callable[[ManagedLedger], float]) -> TopicValue:
-    """A storage metric: read from the topic's managed ledger; 0 for a non-persistent topic."""
-    return lambda t, w: value(t.ledger) if isinstance(t, Topic) else 0
+def _bucket(bound: float) -> tuple[str, str, str]:
+    name = "pulsar_storage_write_latency_le_" + f"{bound:g}".replace(".", "_")
+    return name, "gauge", f"Adds that took up to {bound:g} ms (after the previous bucket)"
 
-#: (name, type, help, value of a topic given the rate window)
-_TOPIC_METRICS: list[tuple[str, str, str, TopicValue]] = [
-    ("pulsar_in_messages_total", "counter", "Messages published to the topic", lambda t, w: t.stats.messages_in),
-    ("pulsar_in_bytes_total", "counter", "Bytes published to the topic", lambda t, w: t.stats.bytes_in),
-    ("pulsar_out_messages_total", "counter", "Messages dispatched from the topic", lambda t, w: t.stats.messages_out),
-    ("pulsar_out_bytes_total", "counter", "Bytes dispatched from the topic", lambda t, w: t.stats.bytes_out),
-    ("pulsar_rate_in", "gauge", "Messages published per second", lambda t, w: t.stats.rates(w).msg_rate_in),
-    ("pulsar_rate_out", "gauge", "Messages dispatched per second", lambda t, w: t.stats.rates(w).msg_rate_out),
-    ("pulsar_throughput_in", "gauge", "Bytes published per second", lambda t, w: t.stats.rates(w).msg_throughput_in),
-    ("pulsar_throughput_out", "gauge", "Bytes dispatched per second",
-     lambda t, w: t.stats.rates(w).msg_throughput_out),
-    ("pulsar_producers_count", "gauge", "Connected producers", lambda t, w: len(t.producers)),
-    ("pulsar_subscriptions_count", "gauge", "Subscriptions", lambda t, w: len(t.subscriptions)),
-    ("pulsar_consumers_count", "gauge", "Connected consumers",
-     lambda t, w: sum(len(s.consumers) for s in t.subscriptions.values())),
-    ("pulsar_msg_backlog", "gauge", "Entries not yet acknowledged, summed over subscriptions",
-     lambda t, w: sum(s.backlog() for s in t.subscriptions.values())),
-    ("pulsard_unreadable_entries_skipped_total", "counter", "Stored entries whose metadata does not parse, skipped",
-     lambda t, w: t.stats.unreadable_entries),
+
+#: (name, type, help) of the per-topic families, in the order topic_values gives their values.
+FAMILIES: list[tuple[str, str, str]] = [
+    ("pulsar_in_messages_total", "counter", "Messages published to the topic"),
+    ("pulsar_in_bytes_total", "counter", "Bytes published to the topic"),
+    ("pulsar_out_messages_total", "counter", "Messages dispatched from the topic"),
+    ("pulsar_out_bytes_total", "counter", "Bytes dispatched from the topic"),
+    ("pulsar_rate_in", "gauge", "Messages published per second"),
+    ("pulsar_rate_out", "gauge", "Messages dispatched per second"),
+    ("pulsar_throughput_in", "gauge", "Bytes published per second"),
+    ("pulsar_throughput_out", "gauge", "Bytes dispatched per second"),
+    ("pulsar_producers_count", "gauge", "Connected producers"),
+    ("pulsar_subscriptions_count", "gauge", "Subscriptions"),
+    ("pulsar_consumers_count", "gauge", "Connected consumers"),
+    ("pulsar_msg_backlog", "gauge", "Entries not yet acknowledged, summed over subscriptions"),
+    ("pulsard_unreadable_entries_skipped_total", "counter", "Stored entries whose metadata does not parse, skipped"),
     ("pulsard_lost_entries_found_total", "counter",
-     "Entries a subscription or reader found with no copy left or their ledger gone, once each time it is held there",
-     _stored(lambda ledger: ledger.lost_entries.found)),
-    ("pulsard_lost_entries_skipped_total", "counter", "Lost entries acknowledged unread (autoSkipNonRecoverableData)",
-     _stored(lambda ledger: ledger.lost_entries.skipped)),
-    ("pulsar_storage_size", "gauge", "Bytes stored for the topic", _stored(lambda ledger: ledger.total_size)),
-    ("pulsar_storage_write_latency_count", "counter", "Entries added",
-     _stored(lambda ledger: ledger.write_latency.count)),
-    ("pulsar_storage_write_latency_sum", "counter", "Milliseconds spent adding entries",
-     _stored(lambda ledger: ledger.write_latency.total_ms)),
+     "Entries a subscription or reader found with no copy left or their ledger gone, once each time it is held there"),
+    ("pulsard_lost_entries_skipped_total", "counter", "Lost entries acknowledged unread (autoSkipNonRecoverableData)"),
+    ("pulsar_storage_size", "gauge", "Bytes stored for the topic"),
+    ("pulsar_storage_write_latency_count", "counter", "Entries added"),
+    ("pulsar_storage_write_latency_sum", "counter", "Milliseconds spent adding entries"),
+    *(_bucket(bound) for bound in WRITE_LATENCY_BOUNDS_MS),
+    ("pulsar_storage_write_latency_overflow", "gauge", "Adds that took longer than 1 s"),
+    ("pulsar_txn_tb_active_total", "gauge", "Open transactions with messages on the topic"),
+    ("pulsar_txn_tb_committed_total", "counter", "Transactions committed on the topic since it loaded"),
+    ("pulsar_txn_tb_aborted_total", "counter", "Transactions aborted on the topic since it loaded"),
 ]
+#: The families whose values are measured, not counted: written with 6 significant digits.
+_MEASURED = frozenset({"pulsar_rate_in", "pulsar_rate_out", "pulsar_throughput_in", "pulsar_throughput_out",
+                       "pulsar_storage_write_latency_sum"})
+_NOT_STORED = (0,) * (6 + len(WRITE_LATENCY_BOUNDS_MS))   # lost found, skipped, size, count, sum, buckets
+_NO_TRANSACTIONS = (0, 0, 0)
 
 
-def _buffered(value: Callable[[Any], float]) -> TopicValue:
-    """A transaction buffer metric: 0 for a topic that has none."""
-    return lambda t, w: value(t.transaction_buffer) if getattr(t, "transaction_buffer", None) is not None else 0
-
-
-_TRANSACTION_METRICS: list[tuple[str, str, str, TopicValue]] = [
-    ("pulsar_txn_tb_active_total", "gauge", "Open transactions with messages on the topic",
-     _buffered(lambda buffer: buffer.ongoing)),
-    ("pulsar_txn_tb_committed_total", "counter", "Transactions committed on the topic since it loaded",
-     _buffered(lambda buffer: buffer.committed)),
-    ("pulsar_txn_tb_aborted_total", "counter", "Transactions aborted on the topic since it loaded",
-     _buffered(lambda buffer: buffer.aborted)),
-]
-
-
-def _bucket_name(bound: float) -> str:
-    return "pulsar_storage_write_latency_le_" + f"{bound:g}".replace(".", "_")
-
-
-def _latency_bucket(index: int) -> TopicValue:
-    return _stored(lambda ledger: ledger.write_latency.counts[index])
-
-
-_LATENCY_METRICS = [
-    (_bucket_name(bound), "gauge", f"Adds that took up to {bound:g} ms (after the previous bucket)", _latency_bucket(i))
-    for i, bound in enumerate(WRITE_LATENCY_BOUNDS_MS)
-] + [("pulsar_storage_write_latency_overflow", "gauge", "Adds that took longer than 1 s",
-      _latency_bucket(len(WRITE_LATENCY_BOUNDS_MS)))]
+def topic_values(topic: AnyTopic, window: float) -> tuple[float, ...]:
+    """One topic's value of each family, in FAMILIES' order; rates over the given window."""
+    stats = topic.stats
+    rates = stats.rates(window)
+    subscriptions = topic.subscriptions.values()
+    values = (stats.messages_in, stats.bytes_in, stats.messages_out, stats.bytes_out,
+              rates.msg_rate_in, rates.msg_rate_out, rates.msg_throughput_in, rates.msg_throughput_out,
+              len(topic.producers), len(subscriptions), sum(len(s.consumers) for s in subscriptions),
+              sum(s.backlog() for s in subscriptions), stats.unreadable_entries)
+    if isinstance(topic, Topic):
+        ledger = topic.ledger
+        latency = ledger.write_latency
+        values += (ledger.lost_entries.found, ledger.lost_entries.skipped, ledger.total_size,
+                   latency.count, latency.total_ms, *latency.counts)
+    else:
+        values += _NOT_STORED
+    buffer = topic.transaction_buffer
+    return values + ((buffer.ongoing, buffer.committed, buffer.aborted) if buffer is not None else _NO_TRANSACTIONS)
 
 
 def _label(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-def _number(value: float) -> str:
-    return str(value) if isinstance(value, int) else f"{value:.6g}"
-
-
-def render(config: BrokerConfig, topics: Iterable[AnyTopic], extra: Iterable[str] = ()) -> str:
+def render(config: BrokerConfig, topics: Iterable[AnyTopic], extra: Iterable[str] = ()) -> Iterator[str]:
     """The topic metrics, per topic or (exposeTopicLevelMetricsInPrometheus=false) summed per
-    namespace, then `extra` lines (the security counters of server/security/audit.py)."""
+    namespace, then `extra` lines (the security counters of server/security/audit.py), in
+    pieces of bounded work (some empty: reading values writes nothing yet)."""
     cluster, window = _label(config.cluster_name), config.stats_update_frequency_in_secs
     per_topic = config.expose_topic_level_metrics_in_prometheus
-    groups: dict[str, list[AnyTopic]] = {}
-    for topic in sorted(topics, key=lambda t: str(t.name)):
-        label = f'cluster="{cluster}",namespace="{_label(topic.name.namespace)}"'
+    rows: dict[str, list[float] | tuple[float, ...]] = {}   # "{labels} " -> values
+    backlogs: list[str] = []
+    for count, topic in enumerate(sorted(topics, key=lambda t: str(t.name)), start=1):
+        labels = f'cluster="{cluster}",namespace="{_label(topic.name.namespace)}"'
+        values = topic_values(topic, window)
         if per_topic:
-            label += f',topic="{_label(str(topic.name))}"'
-        groups.setdefault(label, []).append(topic)
-    lines: list[str] = []
-    for name, kind, help_text, value in _TOPIC_METRICS + _LATENCY_METRICS + _TRANSACTION_METRICS:
-        lines.append(f"# HELP {name} {help_text}")
-        lines.append(f"# TYPE {name} {kind}")
-        lines.extend(f"{name}{{{label}}} {_number(sum(value(t, window) for t in members))}"
-                     for label, members in groups.items())
+            labels += f',topic="{_label(str(topic.name))}"'
+            rows[f"{{{labels}}} "] = values
+            backlogs.extend(f'pulsar_subscription_back_log{{{labels},subscription="{_label(s.name)}"}} {s.backlog()}\n'
+                            for s in topic.subscriptions.values())
+        elif (total := rows.get(key := f"{{{labels}}} ")) is None:
+            rows[key] = list(values)
+        else:
+            for index, value in enumerate(values):
+                total[index] += value
+        if count % PIECE == 0:
+            yield ""
+    columns = list(zip(*rows.values())) or [()] * len(FAMILIES)
+    for (name, kind, help_text), column in zip(FAMILIES, columns):
+        yield f"# HELP {name} {help_text}\n# TYPE {name} {kind}\n"
+        pairs = zip(rows, column)
+        while piece := list(islice(pairs, PIECE)):
+            if name in _MEASURED:
+                yield "".join([f"{name}{labels}{value:.6g}\n" for labels, value in piece])
+            else:
+                yield "".join([f"{name}{labels}{value}\n" for labels, value in piece])
     if per_topic:
-        lines.append("# HELP pulsar_subscription_back_log Entries not yet acknowledged by the subscription")
-        lines.append("# TYPE pulsar_subscription_back_log gauge")
-        for label, (topic,) in groups.items():
-            for sub in topic.subscriptions.values():
-                lines.append(f'pulsar_subscription_back_log{{{label},subscription="{_label(sub.name)}"}} '
-                             f"{sub.backlog()}")
-    lines.extend(extra)
-    return "\n".join(lines) + "\n"
+        yield ("# HELP pulsar_subscription_back_log Entries not yet acknowledged by the subscription\n"
+               "# TYPE pulsar_subscription_back_log gauge\n")
+        for start in range(0, len(backlogs), PIECE):
+            yield "".join(backlogs[start:start + PIECE])
+    yield "".join(f"{line}\n" for line in extra)

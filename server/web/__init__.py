@@ -6,8 +6,9 @@ Handlers use it as `from server import web`: web.get(...), web.Request, web.json
 """
 
 from .application import Application, Middleware
-from .messages import HTTPException, HTTPNotFound, HTTPTemporaryRedirect, Request, Response, json_response
+from .messages import (HTTPException, HTTPNotFound, HTTPTemporaryRedirect, Request, Response, StreamedResponse,
+                       json_response)
 from .routing import Handler, RouteDef, delete, get, post, put, route
 
 __all__ = ["Application", "Handler", "HTTPException", "HTTPNotFound", "HTTPTemporaryRedirect", "Middleware", "Request", "Response",
-           "RouteDef", "delete", "get", "json_response", "post", "put", "route"]
+           "RouteDef", "StreamedResponse", "delete", "get", "json_response", "post", "put", "route"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
@@ -117,6 +117,17 @@ class Response:
         if content_type or body is not None:
             media = content_type or DEFAULT_CONTENT_TYPE
             self.headers.setdefault("Content-Type", f"{media}; charset={charset}" if charset else media)
+
+
+class StreamedResponse(Response):
+    """An answer written as `chunks` yields them (chunked, or up to the close for HTTP/1.0),
+    each once the client has taken the one before: for a large answer made piece by piece,
+    which neither waits whole in memory nor holds the event loop while it is made."""
+
+    def __init__(self, chunks: AsyncIterator[bytes], *, status: int = 200, content_type: str | None = None,
+                 charset: str | None = None, headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(status=status, body=b"", content_type=content_type, charset=charset, headers=headers)
+        self.chunks = chunks
 
 
 def json_response(data: Any, *, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:

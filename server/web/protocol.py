@@ -22,7 +22,8 @@ from http import HTTPStatus
 
 import h11
 
-from .messages import HTTPBadRequest, HTTPException, HTTPRequestEntityTooLarge, Headers, Request, Response
+from .messages import (HTTPBadRequest, HTTPException, HTTPRequestEntityTooLarge, Headers, Request, Response,
+                       StreamedResponse)
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +145,11 @@ class HttpConnection(asyncio.Protocol):
             log.exception("HTTP %s %s failed", request.method, request.path)
             response = HTTPException().response()
         self._unanswered_continue = self._h11.they_are_waiting_for_100_continue
-        self._write(response, head_only=request.method == "HEAD")
+        head_only = request.method == "HEAD"
+        if isinstance(response, StreamedResponse):
+            await self._stream(response, head_only)
+        else:
+            self._write(response, head_only)
         await self._writable.wait()
 
     async def _read_body(self, length: int | None) -> bytes:
@@ -182,17 +187,40 @@ class HttpConnection(asyncio.Protocol):
         return True
 
     def _write(self, response: Response, head_only: bool) -> None:
-        headers = [(name.encode("ascii"), value.encode("utf-8")) for name, value in response.headers.items()]
-        if response.status >= 200 and response.status not in (204, 304):
-            headers.append((b"Content-Length", str(len(response.body)).encode()))
-        headers.append((b"Date", _http_date().encode()))
-        data = self._h11.send(h11.Response(status_code=response.status, headers=headers,
-                                           reason=_reason(response.status)))
+        data = self._head(response, length=len(response.body))
         if response.body and not head_only:
             data += self._h11.send(h11.Data(data=response.body))
         data += self._h11.send(h11.EndOfMessage())
         if not self._transport.is_closing():
             self._transport.write(data)
+
+    async def _stream(self, response: StreamedResponse, head_only: bool) -> None:
+        """The head, then each chunk once the one before is taken; a client gone mid-way ends
+        the answer (and the connection)."""
+        chunks = response.chunks
+        try:
+            if self._transport.is_closing():
+                return
+            self._transport.write(self._head(response, length=None))
+            if not head_only:
+                async for chunk in chunks:
+                    await self._writable.wait()
+                    if self._transport.is_closing():
+                        return
+                    if chunk:
+                        self._transport.write(self._h11.send(h11.Data(data=chunk)))
+            self._transport.write(self._h11.send(h11.EndOfMessage()))
+        finally:
+            await chunks.aclose()
+
+    def _head(self, response: Response, length: int | None) -> bytes:
+        """The status line and headers; without a length, h11 sends the body chunked."""
+        headers = [(name.encode("ascii"), value.encode("utf-8")) for name, value in response.headers.items()]
+        if length is not None and response.status >= 200 and response.status not in (204, 304):
+            headers.append((b"Content-Length", str(length).encode()))
+        headers.append((b"Date", _http_date().encode()))
+        return self._h11.send(h11.Response(status_code=response.status, headers=headers,
+                                           reason=_reason(response.status)))
 
     def _refuse(self, complaint: str) -> None:
         """A request h11 or the limits refuse: logged at INFO, answered 400 where still possible."""

@@ -60,6 +60,29 @@ async def peer(request: web.Request) -> web.Response:
     return web.json_response({"remote": request.remote, "host": request.host, "cert": bool(cert)})
 
 
+#: What /stream has made so far, and whether its chunks were closed (the last run's).
+STREAMED = {"made": 0, "closed": False}
+MEGABYTE = b"x" * 1024 ** 2
+
+
+async def stream(request: web.Request) -> web.Response:
+    count = int(request.query.get("mb", "0"))
+
+    async def chunks():
+        STREAMED.update(made=0, closed=False)
+        try:
+            yield b"start;"
+            yield b""   # nothing to send yet: skipped
+            for _ in range(count):
+                STREAMED["made"] += 1
+                yield MEGABYTE
+            yield b";end"
+        finally:
+            STREAMED["closed"] = True
+
+    return web.StreamedResponse(chunks(), content_type="text/plain", charset="utf-8")
+
+
 async def outer(request: web.Request, handler: web.Handler) -> web.Response:
     request["trail"] = ["outer"]
     try:
@@ -77,7 +100,7 @@ async def inner(request: web.Request, handler: web.Handler) -> web.Response:
 
 ROUTES = [web.get("/hello", hello), web.post("/echo", echo), web.get("/items/{id:\\d+}", item),
           web.get("/items/special", special), web.put("/named/{name}", named), web.get("/slow", slow),
-          web.get("/boom", boom), web.get("/moved", moved), web.get("/peer", peer)]
+          web.get("/boom", boom), web.get("/moved", moved), web.get("/peer", peer), web.get("/stream", stream)]
 
 
 class ServedApp:
@@ -148,8 +171,18 @@ class Client:
         while (line := self.file.readline().decode()) not in ("\r\n", ""):
             name, _, value = line.partition(":")
             headers[name.lower()] = value.strip()
+        if body and headers.get("transfer-encoding") == "chunked":
+            return status, headers, self._chunked()
         length = int(headers.get("content-length", 0)) if body else 0
         return status, headers, self.file.read(length)
+
+    def _chunked(self) -> bytes:
+        parts = []
+        while size := int(self.file.readline(), 16):
+            parts.append(self.file.read(size))
+            assert self.file.readline() == b"\r\n"
+        assert self.file.readline() == b"\r\n"
+        return b"".join(parts)
 
     def closed(self) -> bool:
         try:
@@ -225,6 +258,37 @@ def test_head_answers_headers_only(served):
     assert (status, headers["content-length"]) == (200, "5")
     assert client.send(get("/hello")).answer()[2] == b"hello"   # no body bytes came before this answer
     client.close()
+
+
+def test_a_streamed_answer_is_sent_chunked_as_the_client_takes_it(served):
+    client = Client.to(served)
+    status, headers, body = client.send(get("/stream")).answer()
+    assert (status, body, headers["content-type"]) == (200, b"start;;end", "text/plain; charset=utf-8")
+    assert "content-length" not in headers and STREAMED["closed"]
+    status, headers, _ = client.send(b"HEAD /stream HTTP/1.1\r\nHost: t\r\n\r\n").answer(body=False)
+    assert status == 200 and STREAMED["made"] == 0   # a HEAD makes no chunk
+    client.send(get("/stream?mb=64"))
+    time.sleep(0.5)   # the client reads nothing meanwhile: the server makes only what the buffers hold
+    assert STREAMED["made"] < 32
+    status, _, body = client.answer()
+    assert (status, len(body), STREAMED["made"]) == (200, 64 * len(MEGABYTE) + 10, 64)
+    assert client.send(get("/hello")).answer()[2] == b"hello"   # the connection carries on
+    client.close()
+
+
+def test_a_client_gone_mid_stream_ends_the_answer_and_others_are_served(served):
+    client = Client.to(served)
+    client.send(get("/stream?mb=64"))
+    time.sleep(0.2)
+    client.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+    client.close()   # a reset, with the answer half sent
+    deadline = time.monotonic() + 10
+    while not STREAMED["closed"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert STREAMED["closed"] and STREAMED["made"] < 64
+    other = Client.to(served)
+    assert other.send(get("/hello")).answer()[2] == b"hello"
+    other.close()
 
 
 def test_unknown_paths_wrong_methods_errors_and_redirects(served):
