@@ -8,11 +8,13 @@ from __future__ import annotations
 import os
 import resource
 import time
-from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from bookkeeper.sync_latency import SYNC_BOUNDS_S
+
+if TYPE_CHECKING:
+    from .metrics import TopicMetrics
 
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -39,36 +41,36 @@ def _sample(lines: list[str], name: str, kind: str, help_text: str, samples: Ite
     lines.extend(f"{name}{{{labels}}} {value:g}" if labels else f"{name} {value:g}" for labels, value in samples)
 
 
-def broker_lines(broker: Any, topics: list[Any], persistent: list[Any], rates: StorageRates) -> list[str]:
+#: The pulsar_broker_* sums: (name, type, help, the topic family summed).
+_SUMS = [
+    ("producers_count", "gauge", "Connected producers", "pulsar_producers_count"),
+    ("subscriptions_count", "gauge", "Subscriptions", "pulsar_subscriptions_count"),
+    ("consumers_count", "gauge", "Connected consumers", "pulsar_consumers_count"),
+    ("msg_backlog", "gauge", "Entries not yet acknowledged", "pulsar_msg_backlog"),
+    ("storage_size", "gauge", "Bytes stored", "pulsar_storage_size"),
+    ("rate_in", "gauge", "Messages published per second", "pulsar_rate_in"),
+    ("rate_out", "gauge", "Messages dispatched per second", "pulsar_rate_out"),
+    ("throughput_in", "gauge", "Bytes published per second", "pulsar_throughput_in"),
+    ("throughput_out", "gauge", "Bytes dispatched per second", "pulsar_throughput_out"),
+    ("in_messages_total", "counter", "Messages published (topics loaded now)", "pulsar_in_messages_total"),
+    ("out_messages_total", "counter", "Messages dispatched (topics loaded now)", "pulsar_out_messages_total"),
+    ("in_bytes_total", "counter", "Bytes published (topics loaded now)", "pulsar_in_bytes_total"),
+    ("out_bytes_total", "counter", "Bytes dispatched (topics loaded now)", "pulsar_out_bytes_total"),
+]
+
+
+def broker_lines(broker: Any, topics: TopicMetrics, persistent: list[Any], rates: StorageRates) -> list[str]:
     """pulsar_topics_count per namespace, pulsar_broker_* sums over the loaded topics, connection
     counts, storage rates and the journal's fsync latency."""
     cluster = f'cluster="{broker.config.cluster_name}"'
-    window = broker.config.stats_update_frequency_in_secs
     lines: list[str] = []
-    per_namespace = Counter(t.name.namespace for t in topics)
     _sample(lines, "pulsar_topics_count", "gauge", "Topics loaded, per namespace",
-            [(f'{cluster},namespace="{ns}"', n) for ns, n in sorted(per_namespace.items())])
-    subscriptions = [s for t in topics for s in t.subscriptions.values()]
-    topic_rates = [t.stats.rates(window) for t in topics]
+            [(f'{cluster},namespace="{ns}"', n) for ns, n in sorted(topics.namespaces.items())])
     sums = [
-        ("topics_count", "gauge", "Topics loaded", len(topics)),
-        ("producers_count", "gauge", "Connected producers", sum(len(t.producers) for t in topics)),
-        ("subscriptions_count", "gauge", "Subscriptions", len(subscriptions)),
-        ("consumers_count", "gauge", "Connected consumers", sum(len(s.consumers) for s in subscriptions)),
-        ("msg_backlog", "gauge", "Entries not yet acknowledged", sum(s.backlog() for s in subscriptions)),
-        ("storage_size", "gauge", "Bytes stored", sum(t.ledger.total_size for t in persistent)),
-        ("rate_in", "gauge", "Messages published per second", sum(r.msg_rate_in for r in topic_rates)),
-        ("rate_out", "gauge", "Messages dispatched per second", sum(r.msg_rate_out for r in topic_rates)),
-        ("throughput_in", "gauge", "Bytes published per second", sum(r.msg_throughput_in for r in topic_rates)),
-        ("throughput_out", "gauge", "Bytes dispatched per second", sum(r.msg_throughput_out for r in topic_rates)),
-        ("in_messages_total", "counter", "Messages published (topics loaded now)",
-         sum(t.stats.messages_in for t in topics)),
-        ("out_messages_total", "counter", "Messages dispatched (topics loaded now)",
-         sum(t.stats.messages_out for t in topics)),
-        ("in_bytes_total", "counter", "Bytes published (topics loaded now)", sum(t.stats.bytes_in for t in topics)),
-        ("out_bytes_total", "counter", "Bytes dispatched (topics loaded now)", sum(t.stats.bytes_out for t in topics)),
+        ("topics_count", "gauge", "Topics loaded", sum(topics.namespaces.values())),
+        *((name, kind, help_text, topics.total(family)) for name, kind, help_text, family in _SUMS),
     ]
-    write_rate, read_rate = rates.rates(sum(t.ledger.write_latency.count for t in persistent),
+    write_rate, read_rate = rates.rates(topics.total("pulsar_storage_write_latency_count"),
                                         sum(t.ledger.entries_read for t in persistent))
     sums += [("storage_write_rate", "gauge", "Entries written to storage per second (since the last scrape)",
               write_rate),

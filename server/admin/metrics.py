@@ -3,12 +3,12 @@ topic; subscription for per-subscription backlog), for persistent and non-persis
 (these store nothing: their storage metrics are 0, as in Pulsar).
 
 A broker may hold 100,000 topics, some 35 lines each: every topic's values are read in one pass,
-then written family by family in pieces of at most PIECE lines, so the caller can let the event
-loop run between pieces (server/admin/web.py streams them)."""
+then written family by family, both in pieces of at most PIECE topics or lines, so the caller can
+let the event loop run between pieces (server/admin/web.py streams them)."""
 
 from __future__ import annotations
 
-from itertools import islice
+from collections import Counter
 from typing import Iterable, Iterator, Union
 
 from managed_ledger.latency import WRITE_LATENCY_BOUNDS_MS
@@ -19,7 +19,7 @@ from server.topics.topic import Topic
 AnyTopic = Union[Topic, NonPersistentTopic]
 
 #: Lines (or topics read) per piece of the answer.
-PIECE = 2000
+PIECE = 500
 
 
 def _bucket(bound: float) -> tuple[str, str, str]:
@@ -57,6 +57,7 @@ FAMILIES: list[tuple[str, str, str]] = [
 #: The families whose values are measured, not counted: written with 6 significant digits.
 _MEASURED = frozenset({"pulsar_rate_in", "pulsar_rate_out", "pulsar_throughput_in", "pulsar_throughput_out",
                        "pulsar_storage_write_latency_sum"})
+_FAMILY_INDEX = {name: index for index, (name, _, _) in enumerate(FAMILIES)}
 _NOT_STORED = (0,) * (6 + len(WRITE_LATENCY_BOUNDS_MS))   # lost found, skipped, size, count, sum, buckets
 _NO_TRANSACTIONS = (0, 0, 0)
 
@@ -85,41 +86,68 @@ def _label(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-def render(config: BrokerConfig, topics: Iterable[AnyTopic], extra: Iterable[str] = ()) -> Iterator[str]:
-    """The topic metrics, per topic or (exposeTopicLevelMetricsInPrometheus=false) summed per
-    namespace, then `extra` lines (the security counters of server/security/audit.py), in
-    pieces of bounded work (some empty: reading values writes nothing yet)."""
-    cluster, window = _label(config.cluster_name), config.stats_update_frequency_in_secs
-    per_topic = config.expose_topic_level_metrics_in_prometheus
-    rows: dict[str, list[float] | tuple[float, ...]] = {}   # "{labels} " -> values
-    backlogs: list[str] = []
-    for count, topic in enumerate(sorted(topics, key=lambda t: str(t.name)), start=1):
-        labels = f'cluster="{cluster}",namespace="{_label(topic.name.namespace)}"'
-        values = topic_values(topic, window)
-        if per_topic:
-            labels += f',topic="{_label(str(topic.name))}"'
-            rows[f"{{{labels}}} "] = values
-            backlogs.extend(f'pulsar_subscription_back_log{{{labels},subscription="{_label(s.name)}"}} {s.backlog()}\n'
-                            for s in topic.subscriptions.values())
-        elif (total := rows.get(key := f"{{{labels}}} ")) is None:
-            rows[key] = list(values)
-        else:
-            for index, value in enumerate(values):
-                total[index] += value
-        if count % PIECE == 0:
-            yield ""
-    columns = list(zip(*rows.values())) or [()] * len(FAMILIES)
-    for (name, kind, help_text), column in zip(FAMILIES, columns):
-        yield f"# HELP {name} {help_text}\n# TYPE {name} {kind}\n"
-        pairs = zip(rows, column)
-        while piece := list(islice(pairs, PIECE)):
-            if name in _MEASURED:
-                yield "".join([f"{name}{labels}{value:.6g}\n" for labels, value in piece])
+class TopicMetrics:
+    """A snapshot of the loaded topics' values, per topic or (exposeTopicLevelMetricsInPrometheus
+    =false) summed per namespace: read piece by piece, then written as text; its totals give
+    the broker-wide sums (broker_metrics.py). Values are kept by family, a list each, not by
+    topic: tuples by the hundred thousand would wake the cyclic collector, whose passes over
+    the topics' own objects stall the event loop for 100s of ms."""
+
+    def __init__(self, config: BrokerConfig) -> None:
+        self._cluster = _label(config.cluster_name)
+        self._window = config.stats_update_frequency_in_secs
+        self._per_topic = config.expose_topic_level_metrics_in_prometheus
+        self._labels: list[str] = []   # "{labels} " of each line
+        self._columns: list[list[float]] = [[] for _ in FAMILIES]
+        self._backlogs: list[str] = []
+        #: Topics read, per namespace.
+        self.namespaces: Counter[str] = Counter()
+
+    def read(self, topics: Iterable[AnyTopic]) -> Iterator[None]:
+        """Read every topic's values, in name order; yields after each PIECE topics."""
+        sums: dict[str, list[float]] = {}   # summed per namespace: "{labels} " -> values
+        for count, topic in enumerate(sorted(topics, key=lambda t: str(t.name)), start=1):
+            namespace = topic.name.namespace
+            self.namespaces[namespace] += 1
+            labels = f'cluster="{self._cluster}",namespace="{_label(namespace)}"'
+            values = topic_values(topic, self._window)
+            if self._per_topic:
+                labels += f',topic="{_label(str(topic.name))}"'
+                self._labels.append(f"{{{labels}}} ")
+                for column, value in zip(self._columns, values):
+                    column.append(value)
+                self._backlogs.extend(
+                    f'pulsar_subscription_back_log{{{labels},subscription="{_label(s.name)}"}} {s.backlog()}\n'
+                    for s in topic.subscriptions.values())
+            elif (total := sums.get(key := f"{{{labels}}} ")) is None:
+                sums[key] = list(values)
             else:
-                yield "".join([f"{name}{labels}{value}\n" for labels, value in piece])
-    if per_topic:
-        yield ("# HELP pulsar_subscription_back_log Entries not yet acknowledged by the subscription\n"
-               "# TYPE pulsar_subscription_back_log gauge\n")
-        for start in range(0, len(backlogs), PIECE):
-            yield "".join(backlogs[start:start + PIECE])
-    yield "".join(f"{line}\n" for line in extra)
+                for index, value in enumerate(values):
+                    total[index] += value
+            if count % PIECE == 0:
+                yield
+        if sums:
+            self._labels = list(sums)
+            self._columns = [list(column) for column in zip(*sums.values())]
+
+    def total(self, family: str) -> float:
+        """A family's sum over every topic read."""
+        return sum(self._columns[_FAMILY_INDEX[family]])
+
+    def text(self, extra: Iterable[str] = ()) -> Iterator[str]:
+        """The families, then `extra` lines (the security counters of server/security/audit.py),
+        in pieces of at most PIECE lines."""
+        for (name, kind, help_text), column in zip(FAMILIES, self._columns):
+            yield f"# HELP {name} {help_text}\n# TYPE {name} {kind}\n"
+            for start in range(0, len(self._labels), PIECE):
+                labels, values = self._labels[start:start + PIECE], column[start:start + PIECE]
+                if name in _MEASURED:
+                    yield "".join([f"{name}{label}{value:.6g}\n" for label, value in zip(labels, values)])
+                else:
+                    yield "".join([f"{name}{label}{value}\n" for label, value in zip(labels, values)])
+        if self._per_topic:
+            yield ("# HELP pulsar_subscription_back_log Entries not yet acknowledged by the subscription\n"
+                   "# TYPE pulsar_subscription_back_log gauge\n")
+            for start in range(0, len(self._backlogs), PIECE):
+                yield "".join(self._backlogs[start:start + PIECE])
+        yield "".join(f"{line}\n" for line in extra)

@@ -23,7 +23,7 @@ from server.version import broker_version
 from .resources import AdminResources, admin_routes
 from .broker_metrics import StorageRates, broker_lines, process_lines
 from .errors import json_errors
-from .metrics import render
+from .metrics import TopicMetrics
 from .transaction_metrics import transaction_lines
 
 log = logging.getLogger(__name__)
@@ -48,9 +48,11 @@ def build_app(broker: BrokerService, resources: AdminResources, middlewares: Seq
     async def metrics_text() -> AsyncIterator[bytes]:
         """Written piece by piece, other work running in between: 100,000 topics take seconds."""
         persistent = list(broker.topics)
-        topics = [*persistent, *broker.non_persistent_topics]
+        topics = TopicMetrics(broker.config)
+        for _ in topics.read([*persistent, *broker.non_persistent_topics]):
+            await asyncio.sleep(0)
         cluster = broker.config.cluster_name
-        for piece in render(broker.config, topics, broker.authentication.audit.metric_lines(cluster)):
+        for piece in topics.text(broker.authentication.audit.metric_lines(cluster)):
             yield piece.encode()
             await asyncio.sleep(0)
         yield ("\n".join(broker_lines(broker, topics, persistent, storage_rates) + process_lines()
