@@ -1,6 +1,6 @@
 """A managed ledger's cursors: the durable ones by name (each stored under the managed ledger's
-node), and the non-durable ones (readers), which live while someone holds them; and which of
-them are active (see cursor.py)."""
+node), and the non-durable ones (readers), which live while someone holds them; which of them
+are active (see cursor.py), and which have read to the end and wait for an add."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ _CREATIONS = LockTable()   # one cursor made at a time per managed ledger
 
 class CursorRegistry:
     __slots__ = ("_bookkeeper", "_ledger", "_non_durable", "_path", "_store", "active",
-                 "durable")
+                 "durable", "waiting")
 
     def __init__(self, ledger: ManagedLedgerImpl, store: MetadataStore, path: str,
                  bookkeeper: LedgerClient | None) -> None:
@@ -44,6 +44,8 @@ class CursorRegistry:
         #: Cursors adds are cached for (the managed ledger caches while there is one): those
         #: whose readers keep up (a dict as a set: an empty one is a third of the size).
         self.active: dict[ManagedCursorImpl, None] = {}
+        #: Cursors read to the end, to wake_reader() on the next add or the close.
+        self.waiting: dict[ManagedCursorImpl, None] = {}
 
     def all(self) -> list[ManagedCursorImpl]:
         return [*self.durable.values(), *(self._non_durable or ())]
@@ -100,6 +102,20 @@ class CursorRegistry:
             return False
         await cursor.remove()
         return True
+
+    def stop_waiting(self, cursor: ManagedCursorImpl) -> None:
+        self.waiting.pop(cursor, None)
+        if not self.waiting:   # an emptied dict keeps its table (224 bytes a topic); this frees it
+            self.waiting.clear()
+
+    def wake_waiting(self, more: bool) -> None:
+        """Wake every waiting cursor: more, entries to read; not more, the ledger closes."""
+        waiting, self.waiting = self.waiting, {}
+        for cursor in waiting:
+            try:
+                cursor.wake_reader(more)
+            except Exception:   # a reader's failure must not fail the add that woke it, nor the others
+                logger.exception("managed ledger %s: waking cursor %s failed", self._ledger.name, cursor.name)
 
     async def close_all(self) -> None:
         cursors = self.all()

@@ -77,7 +77,7 @@ class ManagedLedgerImpl:
                  "_in_flight", "_last_confirmed", "_ledgers", "_loop", "_metadata_version",
                  "_on_closed", "_path", "_queued", "_read_limit", "_reads", "_rollover_rule",
                  "_rollover_task", "_rollover_timer", "_state", "_tags", "_terminated", "_terminating",
-                 "_trimming", "_waiters", "_writer", "_writer_bytes", "_writer_entries",
+                 "_trimming", "_writer", "_writer_bytes", "_writer_entries",
                  "_writer_info", "config", "ledger_list", "lost_entries", "name", "persistence", "retention",
                  "store", "write_latency")
 
@@ -115,8 +115,6 @@ class ManagedLedgerImpl:
         self.lost_entries = LostEntryCounts()
         self._cursors = CursorRegistry(self, store, self._path,
                                        bookkeeper if config.uses_bookkeeper_cluster else None)
-        #: cursors read to the end, waiting for an add (a dict as a set: an empty one is a third of the size)
-        self._waiters: dict[ManagedCursorImpl, None] = {}
         #: Where cursors stop reading when short of the last confirmed entry (set_read_limit).
         self._read_limit: Position | None = None
         self.retention = interned(RetentionPolicy(config.retention_time_minutes, config.retention_size_mb))
@@ -156,8 +154,8 @@ class ManagedLedgerImpl:
     def set_read_limit(self, limit: Position | None) -> None:
         if limit != self._read_limit:
             self._read_limit = limit
-            if self._waiters:
-                self._wake_waiters(True)
+            if self._cursors.waiting:
+                self._cursors.wake_waiting(True)
 
     @property
     def closing(self) -> bool:
@@ -235,7 +233,8 @@ class ManagedLedgerImpl:
         self._last_confirmed = self.ledger_list.last_confirmed()
         for ledger_id in empty:
             await self._trimmer().delete(ledger_id)
-        await self._cursors.load()
+        if found is not None:   # a new managed ledger has no cursors (they go before it is deleted)
+            await self._cursors.load()
         logger.debug("opened managed ledger %s: ledgers %s, last confirmed %s", self.name,
                     self.ledgers_info(), self._last_confirmed)
 
@@ -318,8 +317,8 @@ class ManagedLedgerImpl:
             for entry_id, data in enumerate(entries, first_entry_id):
                 self._cache.add(Position(info.ledger_id, entry_id), data)
         self._add_completed(count, on_done, Position(info.ledger_id, first_entry_id), None)
-        if self._waiters:
-            self._wake_waiters(True)
+        if self._cursors.waiting:
+            self._cursors.wake_waiting(True)
 
     def _on_write_failed(self, count: int, on_done: AddCallback, error: BaseException) -> None:
         """The ledger lost a run: the next add rolls over to a new ledger. Adds queued for
@@ -450,18 +449,10 @@ class ManagedLedgerImpl:
 
     def register_waiter(self, cursor: ManagedCursorImpl) -> None:
         """A cursor read to the end: wake_reader(more) it on the next add (or the close)."""
-        self._waiters[cursor] = None
+        self._cursors.waiting[cursor] = None
 
     def unregister_waiter(self, cursor: ManagedCursorImpl) -> None:
-        self._waiters.pop(cursor, None)
-
-    def _wake_waiters(self, more: bool) -> None:
-        waiters, self._waiters = self._waiters, {}
-        for cursor in waiters:
-            try:
-                cursor.wake_reader(more)
-            except Exception:   # a reader's failure must not fail the add that woke it, nor the others
-                logger.exception("managed ledger %s: waking cursor %s failed", self.name, cursor.name)
+        self._cursors.stop_waiting(cursor)
 
     # ---- cursors -------------------------------------------------------------------------
 
@@ -591,7 +582,7 @@ class ManagedLedgerImpl:
             await asyncio.gather(self._rollover_task, return_exceptions=True)
         self._fail_queued(ManagedLedgerClosedError(f"managed ledger {self.name} is closed"))
         await self._cursors.close_all()
-        self._wake_waiters(False)
+        self._cursors.wake_waiting(False)
         if self._writer is not None:
             await self._ledgers.seal(self._writer, self.ledger_list)
             self._writer = None
