@@ -62,15 +62,16 @@ _NOT_STORED = (0,) * (6 + len(WRITE_LATENCY_BOUNDS_MS))   # lost found, skipped,
 _NO_TRANSACTIONS = (0, 0, 0)
 
 
-def topic_values(topic: AnyTopic, window: float) -> tuple[float, ...]:
-    """One topic's value of each family, in FAMILIES' order; rates over the given window."""
+def topic_values(topic: AnyTopic, window: float, backlog: int) -> tuple[float, ...]:
+    """One topic's value of each family, in FAMILIES' order; rates over the given window, and
+    its subscriptions' backlog (summed by the caller, which writes them too)."""
     stats = topic.stats
     rates = stats.rates(window)
     subscriptions = topic.subscriptions.values()
     values = (stats.messages_in, stats.bytes_in, stats.messages_out, stats.bytes_out,
               rates.msg_rate_in, rates.msg_rate_out, rates.msg_throughput_in, rates.msg_throughput_out,
               len(topic.producers), len(subscriptions), sum(len(s.consumers) for s in subscriptions),
-              sum(s.backlog() for s in subscriptions), stats.unreadable_entries)
+              backlog, stats.unreadable_entries)
     if isinstance(topic, Topic):
         ledger = topic.ledger
         latency = ledger.write_latency
@@ -110,15 +111,17 @@ class TopicMetrics:
             namespace = topic.name.namespace
             self.namespaces[namespace] += 1
             labels = f'cluster="{self._cluster}",namespace="{_label(namespace)}"'
-            values = topic_values(topic, self._window)
+            subscriptions = topic.subscriptions.values()
+            backlogs = [s.backlog() for s in subscriptions]
+            values = topic_values(topic, self._window, sum(backlogs))
             if self._per_topic:
                 labels += f',topic="{_label(str(topic.name))}"'
                 self._labels.append(f"{{{labels}}} ")
                 for column, value in zip(self._columns, values):
                     column.append(value)
                 self._backlogs.extend(
-                    f'pulsar_subscription_back_log{{{labels},subscription="{_label(s.name)}"}} {s.backlog()}\n'
-                    for s in topic.subscriptions.values())
+                    f'pulsar_subscription_back_log{{{labels},subscription="{_label(s.name)}"}} {backlog}\n'
+                    for s, backlog in zip(subscriptions, backlogs))
             elif (total := sums.get(key := f"{{{labels}}} ")) is None:
                 sums[key] = list(values)
             else:

@@ -207,8 +207,8 @@ class HttpConnection(asyncio.Protocol):
                     await self._writable.wait()
                     if self._transport.is_closing():
                         return
-                    if chunk:
-                        self._transport.write(self._h11.send(h11.Data(data=chunk)))
+                    if chunk:   # h11 frames it; the chunk itself is not copied
+                        self._transport.writelines(self._h11.send_with_data_passthrough(h11.Data(data=chunk)))
             self._transport.write(self._h11.send(h11.EndOfMessage()))
         finally:
             await chunks.aclose()
