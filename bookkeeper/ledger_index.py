@@ -25,7 +25,7 @@ import sys
 import threading
 from array import array
 from dataclasses import dataclass
-from itertools import compress
+from itertools import compress, islice
 from pathlib import Path
 from typing import Callable
 
@@ -205,15 +205,22 @@ class LedgerIndex:
             self._ledgers[ledger_id] = LedgerEntries(words, total_size, uncounted=valid)
             self._all_counted = False
 
+    def read_unread(self, limit: int) -> bool:
+        """Read up to limit of the files not read yet (storage thread); True once none is left.
+        A step at a time, 100,000 files after a restart keep neither the storage thread from
+        its checkpoints nor the interpreter from the event loop for seconds."""
+        for ledger_id in list(islice(self._unread, limit)):
+            with self._lock:
+                self._entries(ledger_id)
+        return not self._unread
+
     def count_loaded_entries(self) -> None:
         """Read the files not read yet, and add the entries loaded since start-up to the live
         bytes per log (storage thread, before any garbage collection decision, which needs every
         ledger's; kept off start-up, it costs a read of every file and a pass over every entry)."""
         if self._all_counted:
             return
-        for ledger_id in list(self._unread):
-            with self._lock:
-                self._entries(ledger_id)
+        self.read_unread(len(self._unread))
         for ledger_id, entries in list(self._ledgers.items()):
             usage = _usage(entries.words, entries.uncounted)
             with self._lock:

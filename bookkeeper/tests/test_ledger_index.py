@@ -51,6 +51,18 @@ def test_start_up_lists_the_files_and_reads_each_on_first_use(tmp_path: Path, mo
     assert index.live_bytes[0] == 9 * (HEADER_SIZE + 10)
 
 
+def test_unread_files_are_read_a_step_at_a_time_before_the_count(tmp_path: Path, monkeypatch) -> None:
+    written_index(tmp_path, {1: 3, 2: 5, 3: 1, 4: 2, 5: 4})
+    index, read = reading_index(tmp_path, {1, 2, 3, 4, 5}, monkeypatch)
+    with index._lock:
+        assert index.count(4) == 2
+    steps = [index.read_unread(2) for _ in range(3)]
+    assert steps == [False, True, True] and sorted(read) == [1, 2, 3, 4, 5] and len(read) == 5
+    index.count_loaded_entries()   # every file read: the count reads none again
+    assert len(read) == 5
+    assert index.live_bytes[0] == 15 * (HEADER_SIZE + 10)
+
+
 def test_a_write_to_a_ledger_not_yet_read_keeps_what_its_file_held(tmp_path: Path, monkeypatch) -> None:
     written_index(tmp_path, {7: 2})
     index, read = reading_index(tmp_path, {7}, monkeypatch)
