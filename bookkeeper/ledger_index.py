@@ -10,10 +10,11 @@ brings those entries back. Compaction rewrites single records in place (16 align
 
 The in-memory copy is the same words in an ``array('Q')`` per ledger, loaded with one read per
 file. Start-up only lists the files: a ledger's file is read when that ledger is first used
-(or written), and the storage thread reads the rest before its first garbage collection, so a
-broker holding 100,000 ledgers is up before it has read 100,000 files. A file is checked
-against the entry logs as they were at start-up, whenever it is read. Also kept: live record
-bytes per log, which drive garbage collection.
+(or written), and the storage thread reads the rest before its first garbage collection, a step
+at a time (checkpoint.py), so a broker holding 100,000 ledgers is up before it has read 100,000
+files, and serves the topics used first as fast as later ones. A file is checked against the
+entry logs as they were at start-up, whenever it is read. Also kept: live record bytes per log,
+which drive garbage collection.
 """
 
 from __future__ import annotations
