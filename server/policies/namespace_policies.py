@@ -9,7 +9,9 @@ Pulsar's tools carries them); what may be written is checked in policy_values.py
 
 from __future__ import annotations
 
+import asyncio
 import json
+from functools import partial
 from typing import Any, Callable
 
 from managed_ledger.errors import MetadataNotFoundError
@@ -50,6 +52,9 @@ class NamespacePolicies:
         #: namespace -> (stored document, decoded): shared by every reader, see shared()
         self._cache: dict[str, tuple[bytes, dict[str, Any]]] = {}
         self._writes = 0   # a read that raced a write must not keep what it read
+        #: namespace -> (writes when it began, the read of shared() in flight): loads arriving
+        #: together share one read, unless a write came between
+        self._reading: dict[str, tuple[int, asyncio.Future[dict[str, Any] | None]]] = {}
 
     def add_listener(self, listener: Callable[[str], None]) -> None:
         """listener(namespace) after each change made through this broker."""
@@ -70,6 +75,20 @@ class NamespacePolicies:
         cached = self._cache.get(namespace)
         if cached is not None:
             return cached[1]
+        reading = self._reading.get(namespace)
+        if reading is None or reading[0] != self._writes:
+            read = asyncio.ensure_future(self._read_shared(namespace))
+            read.add_done_callback(partial(self._read_ended, namespace))
+            reading = self._reading[namespace] = (self._writes, read)
+        return await asyncio.shield(reading[1])   # a caller giving up leaves the read to the others
+
+    def _read_ended(self, namespace: str, read: asyncio.Future[dict[str, Any] | None]) -> None:
+        if self._reading.get(namespace, (0, None))[1] is read:
+            del self._reading[namespace]
+        if not read.cancelled():
+            read.exception()   # retrieved: every caller has it, or none is left to
+
+    async def _read_shared(self, namespace: str) -> dict[str, Any] | None:
         path, writes = policies_path(namespace), self._writes
         stored = await self._store.get(path)
         if stored is None:

@@ -4,6 +4,7 @@ unchanged one costs no pass over the topics."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from types import SimpleNamespace
 
@@ -99,3 +100,38 @@ async def test_shared_documents_are_read_once_and_dropped_by_a_change() -> None:
     await policies.delete("public/a")
     assert await policies.shared("public/a") is None
     assert await policies.shared("public/none") is None and await policies.shared("public/none") is None
+
+
+class SlowStore(CountingStore):
+    """Reads of public/a wait for `answer`: loads arriving together find a read in flight."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.answer = asyncio.Event()
+        self.waiting = 0
+
+    async def get(self, path: str) -> tuple[bytes, int] | None:
+        if path.endswith("/public/a"):
+            self.waiting += 1
+            await self.answer.wait()
+        return await super().get(path)
+
+
+async def test_loads_arriving_together_share_one_read_unless_a_write_came_between() -> None:
+    store = SlowStore()
+    store.write_elsewhere("public/a", {"message_ttl_in_seconds": 1})
+    policies = NamespacePolicies(store)
+    together = [asyncio.ensure_future(policies.shared("public/a")) for _ in range(50)]
+    while not store.waiting:
+        await asyncio.sleep(0)
+    together[0].cancel()   # one gives up: the others still get the read
+    store.write_elsewhere("public/b", {"message_ttl_in_seconds": 2})
+    await policies.update("public/b", message_ttl_in_seconds=3)   # a write: later loads read afresh
+    later = asyncio.ensure_future(policies.shared("public/a"))
+    while store.waiting < 2:
+        await asyncio.sleep(0)
+    store.answer.set()
+    documents = await asyncio.gather(*together[1:], later)
+    assert all(d == {"message_ttl_in_seconds": 1} for d in documents) and together[0].cancelled()
+    assert store.reads == 3   # the shared read, the update's own, and the read begun after it
+    assert await policies.shared("public/a") is documents[-1] and store.reads == 3
