@@ -44,9 +44,10 @@ class InFlightAdds:
 
     async def drained(self) -> None:
         if self.count:
-            waiter = asyncio.get_running_loop().create_future()
-            self._waiters = [*self._waiters, waiter]
-            await waiter
+            if not self._waiters:
+                self._waiters = []
+            self._waiters.append(asyncio.get_running_loop().create_future())
+            await self._waiters[-1]
 
 
 def settle(future: asyncio.Future, result: object, error: BaseException | None) -> None:

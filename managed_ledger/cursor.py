@@ -56,6 +56,14 @@ _repeats = RepeatLimitedLog(logger)   # a dead ensemble can cost thousands of en
 _FLUSHES = LockTable()   # one flush of a cursor at a time
 
 
+def discard(members: dict, key: object) -> None:
+    """Remove key from a dict used as a set; an emptied dict is cleared too, which frees the
+    table it keeps (224 bytes: a broker holds such dicts per topic, by the 100,000)."""
+    members.pop(key, None)
+    if not members:
+        members.clear()
+
+
 class ManagedCursorImpl:
     """Implements interfaces.ManagedCursor for durable and non-durable cursors."""
 
@@ -156,9 +164,7 @@ class ManagedCursorImpl:
             self._leave_active()
 
     def _leave_active(self) -> None:
-        self._active_cursors.pop(self, None)
-        if not self._active_cursors:   # an emptied dict keeps its table (224 bytes a topic); this frees it
-            self._active_cursors.clear()
+        discard(self._active_cursors, self)
 
     def _entries_behind(self) -> int:
         """Entries from the read position to the last one (Pulsar's getNumberOfEntries)."""

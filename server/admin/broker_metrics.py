@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from bookkeeper.sync_latency import SYNC_BOUNDS_S
 
+from .metrics import FAMILY_TYPES
+
 if TYPE_CHECKING:
     from .metrics import TopicMetrics
 
@@ -41,22 +43,23 @@ def _sample(lines: list[str], name: str, kind: str, help_text: str, samples: Ite
     lines.extend(f"{name}{{{labels}}} {value:g}" if labels else f"{name} {value:g}" for labels, value in samples)
 
 
-#: The pulsar_broker_* sums: (name, type, help, the topic family summed).
-_SUMS = [
-    ("producers_count", "gauge", "Connected producers", "pulsar_producers_count"),
-    ("subscriptions_count", "gauge", "Subscriptions", "pulsar_subscriptions_count"),
-    ("consumers_count", "gauge", "Connected consumers", "pulsar_consumers_count"),
-    ("msg_backlog", "gauge", "Entries not yet acknowledged", "pulsar_msg_backlog"),
-    ("storage_size", "gauge", "Bytes stored", "pulsar_storage_size"),
-    ("rate_in", "gauge", "Messages published per second", "pulsar_rate_in"),
-    ("rate_out", "gauge", "Messages dispatched per second", "pulsar_rate_out"),
-    ("throughput_in", "gauge", "Bytes published per second", "pulsar_throughput_in"),
-    ("throughput_out", "gauge", "Bytes dispatched per second", "pulsar_throughput_out"),
-    ("in_messages_total", "counter", "Messages published (topics loaded now)", "pulsar_in_messages_total"),
-    ("out_messages_total", "counter", "Messages dispatched (topics loaded now)", "pulsar_out_messages_total"),
-    ("in_bytes_total", "counter", "Bytes published (topics loaded now)", "pulsar_in_bytes_total"),
-    ("out_bytes_total", "counter", "Bytes dispatched (topics loaded now)", "pulsar_out_bytes_total"),
-]
+#: The topic families summed as pulsar_broker_* (pulsar_rate_in: pulsar_broker_rate_in, of the
+#: same type), with the broker-wide help.
+_SUMS = {
+    "pulsar_producers_count": "Connected producers",
+    "pulsar_subscriptions_count": "Subscriptions",
+    "pulsar_consumers_count": "Connected consumers",
+    "pulsar_msg_backlog": "Entries not yet acknowledged",
+    "pulsar_storage_size": "Bytes stored",
+    "pulsar_rate_in": "Messages published per second",
+    "pulsar_rate_out": "Messages dispatched per second",
+    "pulsar_throughput_in": "Bytes published per second",
+    "pulsar_throughput_out": "Bytes dispatched per second",
+    "pulsar_in_messages_total": "Messages published (topics loaded now)",
+    "pulsar_out_messages_total": "Messages dispatched (topics loaded now)",
+    "pulsar_in_bytes_total": "Bytes published (topics loaded now)",
+    "pulsar_out_bytes_total": "Bytes dispatched (topics loaded now)",
+}
 
 
 def broker_lines(broker: Any, topics: TopicMetrics, persistent: list[Any], rates: StorageRates) -> list[str]:
@@ -68,7 +71,8 @@ def broker_lines(broker: Any, topics: TopicMetrics, persistent: list[Any], rates
             [(f'{cluster},namespace="{ns}"', n) for ns, n in sorted(topics.namespaces.items())])
     sums = [
         ("topics_count", "gauge", "Topics loaded", sum(topics.namespaces.values())),
-        *((name, kind, help_text, topics.total(family)) for name, kind, help_text, family in _SUMS),
+        *((family.removeprefix("pulsar_"), FAMILY_TYPES[family], help_text, topics.total(family))
+          for family, help_text in _SUMS.items()),
     ]
     write_rate, read_rate = rates.rates(topics.total("pulsar_storage_write_latency_count"),
                                         sum(t.ledger.entries_read for t in persistent))

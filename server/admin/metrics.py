@@ -58,6 +58,7 @@ FAMILIES: list[tuple[str, str, str]] = [
 _MEASURED = frozenset({"pulsar_rate_in", "pulsar_rate_out", "pulsar_throughput_in", "pulsar_throughput_out",
                        "pulsar_storage_write_latency_sum"})
 _FAMILY_INDEX = {name: index for index, (name, _, _) in enumerate(FAMILIES)}
+FAMILY_TYPES = {name: kind for name, kind, _ in FAMILIES}
 _NOT_STORED = (0,) * (6 + len(WRITE_LATENCY_BOUNDS_MS))   # lost found, skipped, size, count, sum, buckets
 _NO_TRANSACTIONS = (0, 0, 0)
 
