@@ -23,7 +23,7 @@ from .catalog import DELAYED_DELIVERY, applied_view
 from .change_events import is_system_topic
 from .monitored_broker import MonitoredBroker
 from .namespace_policies import DEDUPLICATION_ENABLED, NamespacePolicies
-from .periodic import PeriodicTask
+from .periodic import PeriodicTask, in_turns
 from .persistence import persistence_of
 from .rate_limits import BrokerRateLimits
 from .retention import RETENTION_POLICIES, retention_of
@@ -113,6 +113,6 @@ class NamespacePoliciesWatch(PeriodicTask):
         """Only a changed document costs a pass over the loaded topics."""
         if not await self._broker.policies.reload(namespace):
             return
-        for topic in [*self._broker.topics, *self._broker.non_persistent_topics]:
+        async for topic in in_turns([*self._broker.topics, *self._broker.non_persistent_topics]):
             if topic.name.namespace == namespace:
                 await self._broker.refresh_policies(topic)

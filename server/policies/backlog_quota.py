@@ -31,7 +31,7 @@ from server.topics.topic import publish_time
 from .fields import BACKLOG_QUOTA_MAP, BACKLOG_QUOTA_POLICIES, EVICTION, HOLD, SIZE_QUOTA, TIME_QUOTA
 from .message_expiry import expire_messages
 from .monitored_broker import MonitoredBroker
-from .periodic import PeriodicTask
+from .periodic import PeriodicTask, in_turns
 
 if TYPE_CHECKING:
     from server.topics.subscriptions.subscription import Subscription
@@ -142,7 +142,7 @@ class BacklogQuotas:
     async def check_all(self) -> None:
         if not self._broker.config.backlog_quota_check_enabled:
             return
-        for topic in self._broker.topics:
+        async for topic in in_turns(self._broker.topics):
             await self.enforce(topic)
 
     async def enforce(self, topic: "Topic") -> None:

@@ -11,7 +11,7 @@ from server.topics.compaction import CompactionStatus
 
 from .fields import COMPACTION_THRESHOLD
 from .monitored_broker import MonitoredBroker
-from .periodic import PeriodicTask
+from .periodic import PeriodicTask, in_turns
 
 if TYPE_CHECKING:
     from server.topics.topic import Topic
@@ -32,7 +32,7 @@ class CompactionMonitor(PeriodicTask):
         self._broker = broker
 
     async def check(self) -> None:
-        for topic in self._broker.topics:
+        async for topic in in_turns(self._broker.topics):
             threshold = compaction_threshold(topic.policies,
                                              self._broker.config.broker_service_compaction_threshold_in_bytes)
             if threshold > 0 and await _uncompacted_bytes(topic) > threshold \

@@ -12,7 +12,7 @@ from server.config import BrokerConfig
 
 from .catalog import DEDUPLICATION_SNAPSHOT_INTERVAL
 from .monitored_broker import MonitoredBroker
-from .periodic import PeriodicTask
+from .periodic import PeriodicTask, in_turns
 
 
 def snapshot_interval_s(policies: dict[str, Any], config: BrokerConfig) -> int:
@@ -27,6 +27,6 @@ class DeduplicationSnapshotMonitor(PeriodicTask):
         self._broker = broker
 
     async def check(self) -> None:
-        for topic in self._broker.topics:
+        async for topic in in_turns(self._broker.topics):
             if topic.deduplication is not None:
                 await topic.deduplication.snapshot_if_due(snapshot_interval_s(topic.policies, self._broker.config))

@@ -28,7 +28,7 @@ from .change_events import is_system_topic
 from .fields import (DELETE_MODES, DELETE_WHEN_NO_SUBSCRIPTIONS, DELETE_WHEN_SUBSCRIPTIONS_CAUGHT_UP,
                      INACTIVE_TOPIC_POLICIES)
 from .monitored_broker import MonitoredBroker
-from .periodic import PeriodicTask
+from .periodic import PeriodicTask, in_turns
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ class InactiveTopicMonitor(PeriodicTask):
         loaded = [*self._broker.topics, *self._broker.non_persistent_topics]
         for key in set(self._inactive_since) - {str(t.name) for t in loaded}:
             del self._inactive_since[key]
-        for topic in loaded:
+        async for topic in in_turns(loaded):
             if is_system_topic(topic.name):   # the broker's own state: never inactive
                 continue
             policy = policy_of(topic.policies, self._default)

@@ -18,7 +18,7 @@ from server.topics.topic import publish_time
 
 from .fields import MESSAGE_TTL
 from .monitored_broker import MonitoredBroker
-from .periodic import PeriodicTask
+from .periodic import PeriodicTask, in_turns
 
 if TYPE_CHECKING:
     from server.topics.subscriptions.subscription import Subscription
@@ -58,7 +58,7 @@ class MessageExpiryMonitor(PeriodicTask):
         self._broker = broker
 
     async def check(self) -> None:
-        for topic in self._broker.topics:
+        async for topic in in_turns(self._broker.topics):
             ttl_s = ttl_of(topic.policies, self._broker.config)
             if ttl_s > 0 and topic.subscriptions:
                 await expire_messages(topic, ttl_s)

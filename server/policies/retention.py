@@ -19,7 +19,7 @@ from server.config import BrokerConfig
 from server.errors import NotAllowed
 
 from .monitored_broker import MonitoredBroker
-from .periodic import PeriodicTask
+from .periodic import PeriodicTask, in_turns
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +65,6 @@ class RetentionMonitor(PeriodicTask):
         self._broker = broker
 
     async def check(self) -> None:
-        for topic in self._broker.topics:
+        async for topic in in_turns(self._broker.topics):
             await self._broker.refresh_policies(topic)
             await topic.ledger.trim()

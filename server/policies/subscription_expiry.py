@@ -21,7 +21,7 @@ from server.errors import BrokerError
 
 from .catalog import SUBSCRIPTION_EXPIRATION
 from .monitored_broker import MonitoredBroker
-from .periodic import PeriodicTask
+from .periodic import PeriodicTask, in_turns
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ class SubscriptionExpiryMonitor(PeriodicTask):
         self._broker = broker
 
     async def check(self) -> None:
-        for topic in self._broker.topics:
+        async for topic in in_turns(self._broker.topics):
             expiry_s = expiration_s(topic.policies, self._broker.config)
             if expiry_s <= 0:
                 continue
