@@ -2,7 +2,7 @@
 
     python benchmarks/compare.py [--rounds 3] [--batched 300000] [--unbatched 30000]
                                  [--catchup 300000] [--fixed-seconds 5] [--pulsard-only]
-                                 [--cases word,...] [--baseline DIR]
+                                 [--cases word,...] [--baseline DIR] [--pulsard-conf KEY=VALUE]
 
 Builds benchmarks/loadgen (pulsar-client-go v0.19.0), starts pulsard and the reference Pulsar
 (compat_tests/reference/pulsar_shim.py, journalSyncData=true) on free loopback ports, then runs
@@ -14,8 +14,10 @@ case runs at half of pulsard's max unbatched rate in round 1, on both; its per-r
 the p99 of its three worst 100-ms windows (one stall or a spread tail).
 If the reference cannot start (no jars, no java), pulsard runs alone and the reason is printed.
 The broker's sources are byte-compiled first, as an installed package is (see startup.py).
---baseline DIR adds a third broker, pulsard from another source tree (`git archive C | tar -x`),
-interleaved the same way, for before/after ratios on a shared, noisy machine.
+--pulsard-conf KEY=VALUE runs pulsard with that setting (journalSyncData=false: what is left of
+the latency without fsyncs). --baseline DIR adds a third broker, pulsard from another source
+tree (`git archive C | tar -x`), interleaved the same way, for before/after ratios on a shared,
+noisy machine.
 """
 
 from __future__ import annotations
@@ -220,6 +222,9 @@ def main(argv=None) -> int:
     parser.add_argument("--fixed-rate", type=float, help="override: msg/s of the fixed-rate case")
     parser.add_argument("--pulsard-only", action="store_true")
     parser.add_argument("--baseline", type=Path, help="also run pulsard from this source tree, as 'before'")
+    parser.add_argument("--pulsard-conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a standalone.conf key for pulsard (repeatable): journalSyncData=false "
+                             "and journalMaxGroupWaitMSec=0 give the latency floor without fsyncs")
     parser.add_argument("--cases", default="", help="comma-separated words; run only cases whose name holds one")
     args = parser.parse_args(argv)
     print(f"$ {' '.join([sys.executable, *sys.argv])}")
@@ -230,7 +235,8 @@ def main(argv=None) -> int:
         loadgen = build_loadgen(Path(tmp))
         brokers: dict[str, _broker.Broker] = {}
         try:
-            pulsard = _broker.Broker(Path(tmp) / "pulsard")
+            (Path(tmp) / "pulsard").mkdir()
+            pulsard = _broker.Broker(Path(tmp) / "pulsard", dict(kv.split("=", 1) for kv in args.pulsard_conf))
             up, idle = start(pulsard, _broker.READY_TIMEOUT_S)
             brokers["pulsard"] = pulsard
             print(f"pulsard: start to healthy {up:.2f} s, idle RSS {idle:.0f} MiB")
