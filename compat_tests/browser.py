@@ -53,9 +53,10 @@ def install_chromium(say: Say) -> Chromium:
     return Chromium(CHROMIUM, CHROMEDRIVER)
 
 
-def start_driver(chromium: Chromium):
+def start_driver(chromium: Chromium, temporary: Path):
     """A Selenium WebDriver on headless Chromium, by the installed driver's path (so Selenium
-    Manager never looks for one to download)."""
+    Manager never looks for one to download). Chromium keeps its singleton socket in TMPDIR
+    and leaves it there when it ends: ``temporary``, a directory the caller owns, takes it."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -64,4 +65,5 @@ def start_driver(chromium: Chromium):
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
                      f"--window-size={WINDOW[0]},{WINDOW[1]}", "--hide-scrollbars"):
         options.add_argument(argument)
-    return webdriver.Chrome(service=Service(executable_path=str(chromium.driver)), options=options)
+    service = Service(executable_path=str(chromium.driver), env={**os.environ, "TMPDIR": str(temporary)})
+    return webdriver.Chrome(service=service, options=options)

@@ -66,7 +66,7 @@ def main(output: Path) -> None:
     with tempfile.TemporaryDirectory() as work, Broker(Path(work)) as broker:
         client = pulsar.Client(broker.service_url, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
         stop = threading.Event()
-        driver = start_driver(install_chromium(print))
+        driver = start_driver(install_chromium(print), Path(work))
         width, height = WINDOW   # the page itself, not the window around it
         driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                                {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})

@@ -26,9 +26,9 @@ SECRET = secrets.token_bytes(32)
 
 
 @pytest.fixture(scope="module")
-def driver(chromium):
+def driver(chromium, tmp_path_factory):
     """One browser for the module's tests."""
-    browser = start_driver(chromium)
+    browser = start_driver(chromium, tmp_path_factory.mktemp("browser"))
     yield browser
     browser.quit()
 

@@ -157,6 +157,7 @@ class LocalCluster:
         try:
             (self.root / "conf").mkdir(parents=True, exist_ok=True)
             (self.root / "logs").mkdir(exist_ok=True)
+            (self.root / "tmp").mkdir(exist_ok=True)
             (self.root / "conf" / "log4j2.xml").write_text(_LOG4J2)
             self._start_zookeeper()
             self._format()
@@ -347,6 +348,9 @@ class LocalCluster:
         assert self.root is not None and self._lib is not None
         return [java_executable(), *JVM_OPTIONS,
                 f"-Dlog4j.configurationFile={self.root / 'conf' / 'log4j2.xml'}",
+                # what a JVM unpacks (the bookie's native checksum library) stays inside the
+                # cluster's directory even when the JVM is killed, never in /tmp
+                f"-Djava.io.tmpdir={self.root / 'tmp'}",
                 "-cp", f"{self._lib}/*", main, *args]
 
     def _spawn(self, name: str, main: str, args: list[str], supervised: bool = False) -> JavaProcess:
