@@ -235,7 +235,6 @@ def main(argv=None) -> int:
         loadgen = build_loadgen(Path(tmp))
         brokers: dict[str, _broker.Broker] = {}
         try:
-            (Path(tmp) / "pulsard").mkdir()
             pulsard = _broker.Broker(Path(tmp) / "pulsard", dict(kv.split("=", 1) for kv in args.pulsard_conf))
             up, idle = start(pulsard, _broker.READY_TIMEOUT_S)
             brokers["pulsard"] = pulsard

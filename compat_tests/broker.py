@@ -47,7 +47,8 @@ def free_port() -> int:
 
 
 def write_config(path: Path, settings: dict[str, object]) -> Path:
-    """Write a standalone.conf-style file: one ``key=value`` a line."""
+    """Write a standalone.conf-style file: one ``key=value`` a line (its directory made if new)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(f"{key}={value}\n" for key, value in settings.items()))
     return path
 

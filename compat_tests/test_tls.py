@@ -153,7 +153,6 @@ class TlsOnlyBroker(Broker):
 
 def test_tls_only_broker(tmp_path, ca):
     config = tls_config(ca, brokerServicePort="")
-    (tmp_path / "tls-only").mkdir()
     broker = TlsOnlyBroker(tmp_path / "tls-only", config)
     broker.start()
     try:
